@@ -1,0 +1,193 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: apt_keyring
+short_description: Install an apt signing key as a dearmored keyring, only if its fingerprint is trusted
+version_added: 0.1.0
+description:
+  - Downloads an OpenPGP public key (armored or binary), checks that every primary key in it has a fingerprint
+    from O(fingerprints), and only then writes it dearmored to O(dest) for use with C(signed-by=).
+  - Nothing is written when the download fails or a fingerprint is not trusted; the error names the fingerprint found
+    and the variable to change.
+  - Fingerprints, not file hashes, are checked because vendors re-issue the same key with a new expiry (AMD's ROCm
+    key was re-issued several times), which changes the file but not the fingerprint.
+author:
+  - gpulab.rocm contributors
+options:
+  url:
+    description: Where to download the key (http, https or file). Required with O(state=present).
+    type: str
+  dest:
+    description: Path of the dearmored keyring, for example C(/etc/apt/keyrings/rocm.gpg).
+    type: path
+    required: true
+  fingerprints:
+    description:
+      - Trusted primary-key fingerprints, 40 (v4) or 64 (v5/v6) hex digits; spaces and a C(0x) prefix are ignored.
+      - Required with O(state=present).
+    type: list
+    elements: str
+  state:
+    description: V(absent) removes O(dest).
+    type: str
+    choices: [present, absent]
+    default: present
+  mode:
+    description: File mode of O(dest); its directory is created with mode C(0755).
+    type: str
+    default: '0644'
+  validate_certs:
+    description: Verify the server's TLS certificate.
+    type: bool
+    default: true
+  timeout:
+    description: Download timeout in seconds.
+    type: int
+    default: 30
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+notes:
+  - The key is downloaded by the managed host, so a lab mirror only the hosts can reach works.
+'''
+
+EXAMPLES = r'''
+- name: Install AMD's ROCm signing key
+  gpulab.rocm.apt_keyring:
+    url: https://repo.radeon.com/rocm/rocm.gpg.key
+    dest: /etc/apt/keyrings/rocm.gpg
+    fingerprints:
+      - CA8BB4727A47B4D09B4EE8969386B48A1A693C5C
+'''
+
+RETURN = r'''
+fingerprints:
+  description: Primary-key fingerprints found in the downloaded key.
+  returned: state=present and the key was downloaded
+  type: list
+  elements: str
+  sample: [CA8BB4727A47B4D09B4EE8969386B48A1A693C5C]
+dest:
+  description: The keyring path.
+  returned: always
+  type: str
+  sample: /etc/apt/keyrings/rocm.gpg
+'''
+
+import hashlib
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.urls import fetch_url
+from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
+    dearmor,
+    normalize_fingerprint,
+    primary_fingerprints,
+)
+
+
+def describe(data):
+    """A short, diffable description of a keyring's content."""
+    if data is None:
+        return '(no keyring)\n'
+    try:
+        fprs = primary_fingerprints(data)
+    except ValueError as exc:
+        fprs = ['unreadable: %s' % exc]
+    return 'fingerprints: %s\nsha256: %s\n' % (' '.join(fprs), hashlib.sha256(data).hexdigest())
+
+
+def read_current(path):
+    if not os.path.exists(path):
+        return None
+    with open(path, 'rb') as handle:
+        return handle.read()
+
+
+def download(module, url):
+    response, info = fetch_url(module, url, timeout=module.params['timeout'])
+    if info.get('status') != 200 and not (url.startswith('file:') and response is not None):
+        module.fail_json(
+            msg='Could not download the signing key from %s: %s (HTTP status %s). Nothing was changed. Check the key URL '
+                'variable and that this host can reach it (proxy, firewall, lab mirror).'
+                % (url, info.get('msg', 'no answer'), info.get('status')),
+            url=url, status=info.get('status'))
+    return response.read()
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            url=dict(type='str'),
+            dest=dict(type='path', required=True),
+            fingerprints=dict(type='list', elements='str', no_log=False),
+            state=dict(type='str', choices=['present', 'absent'], default='present'),
+            mode=dict(type='str', default='0644'),
+            validate_certs=dict(type='bool', default=True),
+            timeout=dict(type='int', default=30),
+        ),
+        required_if=[('state', 'present', ['url', 'fingerprints'])],
+        supports_check_mode=True,
+    )
+    dest = module.params['dest']
+    current = read_current(dest)
+    result = dict(changed=False, dest=dest)
+
+    if module.params['state'] == 'absent':
+        if current is not None:
+            result['changed'] = True
+            result['diff'] = dict(before=describe(current), after='(no keyring)\n')
+            if not module.check_mode:
+                os.unlink(dest)
+        module.exit_json(**result)
+
+    trusted = [normalize_fingerprint(fpr) for fpr in module.params['fingerprints']]
+    if not trusted:
+        module.fail_json(msg='No trusted fingerprint given: the fingerprint list is empty. Nothing was changed.')
+    url = module.params['url']
+    raw = download(module, url)
+    try:
+        keyring = dearmor(raw)
+        found = primary_fingerprints(keyring)
+    except ValueError as exc:
+        module.fail_json(msg='The file at %s is not a usable OpenPGP public key: %s. Nothing was changed. Check the '
+                             'key URL.' % (url, exc), url=url)
+    result['fingerprints'] = found
+    untrusted = [fpr for fpr in found if fpr not in trusted]
+    if untrusted:
+        module.fail_json(
+            msg='The key at %s has fingerprint %s, which is not in the trusted list (%s). Nothing was changed. If this '
+                'is your lab mirror\'s own key, add its fingerprint to the trusted list; otherwise the URL is wrong or '
+                'the download was tampered with.' % (url, ', '.join(untrusted), ', '.join(trusted)),
+            url=url, fingerprints=found, trusted=trusted)
+
+    if current != keyring:
+        result['changed'] = True
+        result['diff'] = dict(before=describe(current), after=describe(keyring))
+        if not module.check_mode:
+            directory = os.path.dirname(dest)
+            if not os.path.isdir(directory):
+                os.makedirs(directory, 0o755)
+            handle, tmp = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(dest))
+            with os.fdopen(handle, 'wb') as out:
+                out.write(keyring)
+            module.atomic_move(tmp, dest)
+    if not module.check_mode and os.path.exists(dest):
+        file_args = module.load_file_common_arguments(dict(path=dest, mode=module.params['mode']))
+        result['changed'] = module.set_fs_attributes_if_different(file_args, result['changed'])
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

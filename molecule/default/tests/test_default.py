@@ -1,0 +1,125 @@
+"""What a converged ROCm node looks like, checked inside each container (testinfra)."""
+
+import os
+import re
+
+import pytest
+
+ROCM = "6.2.4"
+CODE = "60204"
+SUITE = {"12": "jammy", "13": "noble"}
+# The fixture profile each platform was given (molecule.yml) and the GPU its capture shows.
+GPU = {
+    "molecule-rocm-bookworm": "AMD Instinct MI250X",
+    "molecule-rocm-trixie": "AMD Radeon RX 6900 XT",
+}
+USERS = ["alice", "bob"]
+PACKAGES = ["rocm-hip-sdk", "rocblas", "miopen-hip", "rocm-core", "hip-runtime-amd", "rocminfo"]
+
+
+@pytest.fixture(scope="module")
+def debian_major(host):
+    return host.file("/etc/debian_version").content_string.strip().split(".")[0]
+
+
+def test_keyring_holds_the_mirror_key(host):
+    keyring = host.file("/etc/apt/keyrings/rocm.gpg")
+    assert keyring.is_file
+    assert keyring.mode == 0o644
+    out = host.check_output("gpg --no-default-keyring --keyring /etc/apt/keyrings/rocm.gpg --with-colons --fingerprint")
+    fingerprints = re.findall(r"^fpr:+([0-9A-F]{40}):", out, re.M)
+    assert fingerprints[0] == os.environ["GPULAB_MIRROR_FINGERPRINT"]
+
+
+def test_sources_line_is_signed_by_the_keyring(host, debian_major):
+    lines = [ln for ln in host.file("/etc/apt/sources.list.d/rocm.list").content_string.splitlines()
+             if ln.startswith("deb ")]
+    url = os.environ["GPULAB_MIRROR_URL"]
+    assert lines == [f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] {url}/rocm/apt/{ROCM} "
+                     f"{SUITE[debian_major]} main"]
+    # No driver sources in a container.
+    assert not host.file("/etc/apt/sources.list.d/amdgpu.list").exists
+
+
+def test_pin_prefers_the_rocm_origin(host):
+    pin = host.file("/etc/apt/preferences.d/rocm-pin-600").content_string
+    assert "Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 600\n" in pin
+    policy = host.check_output("apt-cache policy rocminfo")
+    assert re.search(r"^\s*600 .*/rocm/apt/%s " % re.escape(ROCM), policy, re.M), policy
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_package_at_the_exact_version(host, name, debian_major):
+    pkg = host.package(name)
+    assert pkg.is_installed
+    suffix = {"12": "~22.04", "13": "~24.04"}[debian_major]
+    assert re.fullmatch(r"[0-9.]+\.%s-\d+%s" % (CODE, re.escape(suffix)), pkg.version), pkg.version
+
+
+def test_opt_rocm_points_at_the_release(host):
+    link = host.file("/opt/rocm")
+    assert link.is_symlink
+    assert host.check_output("readlink -f /opt/rocm") == f"/opt/rocm-{ROCM}"
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_users_are_in_the_gpu_groups(host, user):
+    groups = host.user(user).groups
+    assert "video" in groups and "render" in groups
+
+
+def test_render_is_a_system_group(host):
+    assert host.group("render").gid < 1000
+
+
+def test_adduser_conf_ends_with_one_pair_of_lines(host):
+    lines = host.file("/etc/adduser.conf").content_string.splitlines()
+    active = [ln for ln in lines if re.match(r"\s*(ADD_)?EXTRA_GROUPS\s*=", ln)]
+    assert len(active) == 2, active
+    assert active[0] == "ADD_EXTRA_GROUPS=1"
+    groups = re.match(r'EXTRA_GROUPS="([^"]*)"', active[1]).group(1).split()
+    assert {"video", "render"} <= set(groups)
+    # They are the last settings in the file (only the block's end marker follows).
+    assert lines[-1] == "# END gpulab.rocm"
+    assert lines[-3:-1] == active
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_login_shell_environment(host, user):
+    out = host.check_output(f"su - {user} -c 'echo $PATH; echo $ROCM_PATH; echo $HIP_PLATFORM; echo ${{HIP_PATH:-unset}}'")
+    path, rocm_path, platform, hip_path = out.splitlines()
+    assert "/opt/rocm/bin" in path.split(":")
+    assert path.split(":").count("/opt/rocm/bin") == 1
+    assert rocm_path == "/opt/rocm"
+    assert platform == "amd"
+    assert hip_path == "unset"
+    # The login shell finds the ROCm tools on PATH.
+    assert host.run(f"su - {user} -c 'command -v rocminfo'").stdout.strip() == "/opt/rocm/bin/rocminfo"
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_bashrc_block_is_marked_and_alone(host, user):
+    bashrc = host.file(f"/home/{user}/.bashrc").content_string
+    assert bashrc.count("# BEGIN gpulab.rocm environment") == 1
+    assert bashrc.count("# END gpulab.rocm environment") == 1
+    block = bashrc.split("# BEGIN gpulab.rocm environment")[1].split("# END gpulab.rocm environment")[0]
+    assert "export ROCM_PATH=/opt/rocm" in block
+    # The user's own content is still there.
+    assert "HISTCONTROL" in bashrc or "shopt" in bashrc
+
+
+def test_linker_finds_rocm_libraries(host):
+    assert host.file("/etc/ld.so.conf.d/rocm.conf").content_string.splitlines()[1:] == ["/opt/rocm/lib", "/opt/rocm/lib64"]
+    assert "libamdhip64.so" in host.check_output("ldconfig -p")
+
+
+def test_apt_update_succeeds(host):
+    result = host.run("apt-get update")
+    assert result.rc == 0, result.stderr
+    assert "W:" not in result.stderr and "E:" not in result.stderr, result.stderr
+
+
+def test_rocminfo_prints_the_fixture_gpu(host):
+    out = host.check_output("/opt/rocm/bin/rocminfo")
+    names = re.findall(r"^\s*Marketing Name:\s+(.+?)\s*$", out, re.M)
+    assert GPU[host.backend.get_hostname()] in names

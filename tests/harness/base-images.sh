@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Build the Debian base images the containers run (no registry is reachable): debootstrap a minimal system with
+# python3, sudo, ca-certificates and gnupg, then `docker import` it. Cached by tag: an existing image is kept.
+# Usage: base-images.sh [SUITE...]   (default: bookworm trixie)
+set -euo pipefail
+
+log() { printf '[base-images] %s\n' "$*" >&2; }
+
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(bookworm trixie)
+
+# The Debian mirror this machine already uses (read from its apt sources, never written into the project).
+debian_mirror() {
+  local uri
+  uri=$(grep -hsE '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources \
+    | grep -E '/debian/?( |$)' | grep -v security | head -n 1 | sed -E 's/^URIs: *//; s/^deb (\[[^]]*\] )?//; s/ .*//')
+  [ -n "$uri" ] || { log "no Debian mirror found in this machine's apt sources"; exit 1; }
+  printf '%s\n' "$uri"
+}
+
+command -v debootstrap >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+
+for suite in "${suites[@]}"; do
+  tag="gpulab/debian:${suite}"
+  if docker image inspect "$tag" >/dev/null 2>&1; then
+    log "$tag cached"
+    continue
+  fi
+  mirror=$(debian_mirror)
+  root=$(mktemp -d "/var/tmp/gpulab-rootfs-${suite}.XXXXXX")
+  log "debootstrap $suite (this takes about a minute)"
+  start=$(date +%s)
+  debootstrap --variant=minbase --include=python3,sudo,ca-certificates,gnupg,procps \
+    "$suite" "$root" "$mirror" >"$root.log" 2>&1 || { tail -n 30 "$root.log" >&2; exit 1; }
+  # Keep the image small and its apt lists empty, as a fresh cloud image would be.
+  rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+  tar -C "$root" -c . | docker import -c 'CMD ["sleep", "infinity"]' - "$tag" >/dev/null
+  rm -rf "$root" "$root.log"
+  log "$tag built in $(( $(date +%s) - start )) s"
+done
