@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""Build the fixture ROCm apt mirror: repo.radeon.com's layout, signed with a key generated for the run.
+
+    python3 tests/harness/mirror/build_mirror.py --out DIR [--force]
+
+Produces DIR/rocm/apt/<ver>/{dists,pool}, DIR/amdgpu/<ver>/ubuntu/{dists,pool}, DIR/rocm/rocm.gpg.key (the
+signing key), DIR/rocm/wrong.gpg.key (an unrelated key), DIR/fingerprint (40 hex) and DIR/.stamp. Every package
+is a gpulab.rocm TEST FIXTURE (see recipes.py). A complete mirror made by the same builder files is reused.
+Needs: python3 (stdlib), dpkg-deb (dpkg), apt-ftparchive (apt-utils), gpg + gpg-agent (gnupg).
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import recipes
+
+HERE = Path(__file__).resolve().parent
+ORIGIN = "repo.radeon.com"  # what AMD's pin matches: Pin: release o=repo.radeon.com
+MAINTAINER = "gpulab.rocm test fixture <fixture@gpulab.invalid>"
+FIXTURE_NOTE = "gpulab.rocm TEST FIXTURE, not AMD's package"
+KEY_UID = "gpulab.rocm fixture mirror signing key (TEST ONLY) <fixture@gpulab.invalid>"
+WRONG_KEY_UID = "gpulab.rocm unrelated key (TEST ONLY) <wrong@gpulab.invalid>"
+
+
+class BuildError(Exception):
+    """A failure with a message for the user (no traceback)."""
+
+
+def builder_hash():
+    """Hash of the builder's own files: a change in any of them invalidates a cached mirror."""
+    digest = hashlib.sha256()
+    files = [HERE / "build_mirror.py", HERE / "recipes.py"]
+    files += sorted(p for d in ("tools", "captures") for p in (HERE / d).rglob("*") if p.is_file())
+    for path in files:
+        digest.update(str(path.relative_to(HERE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def run(cmd, **kwargs):
+    """Run a command; a failure becomes a BuildError naming the command and its stderr."""
+    try:
+        return subprocess.run(cmd, check=True, capture_output=True, text=True, **kwargs)
+    except FileNotFoundError:
+        raise BuildError(f"{cmd[0]} not found: install the Debian packages dpkg, apt-utils and gnupg") from None
+    except subprocess.CalledProcessError as err:
+        raise BuildError(f"{' '.join(map(str, cmd))} failed (rc {err.returncode}): {err.stderr.strip()}") from None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Package model
+
+class Package:
+    """One .deb to build: control fields, files (path -> bytes, or ("link", target)), maintainer scripts."""
+
+    def __init__(self, name, version, summary, depends=(), conflicts=(), arch="amd64", section="devel"):
+        self.name, self.version, self.summary, self.arch, self.section = name, version, summary, arch, section
+        self.depends, self.conflicts = list(depends), list(conflicts)
+        self.files, self.scripts = {}, {}
+
+    def filename(self):
+        version = self.version.split(":", 1)[-1]  # the epoch is not part of the file name
+        return f"{self.name}_{version}_{self.arch}.deb"
+
+    def control(self):
+        size_kib = sum(len(c) for c in self.files.values() if isinstance(c, bytes)) // 1024 + 1
+        fields = [("Package", self.name), ("Version", self.version), ("Architecture", self.arch),
+                  ("Maintainer", MAINTAINER), ("Installed-Size", str(size_kib)), ("Section", self.section),
+                  ("Priority", "optional")]
+        if self.depends:
+            fields.append(("Depends", ", ".join(self.depends)))
+        if self.conflicts:
+            fields.append(("Conflicts", ", ".join(self.conflicts)))
+        fields.append(("Description", f"{self.summary} ({FIXTURE_NOTE})\n"
+                       f" {FIXTURE_NOTE}: it imitates the name, version and dependencies of AMD's\n"
+                       " package for tests of the gpulab.rocm Ansible project. Its programs print\n"
+                       " recorded outputs of real machines; its libraries are empty placeholders."))
+        return "".join(f"{k}: {v}\n" for k, v in fields)
+
+
+def write_deb(pkg, staging, dest):
+    """Lay the package out under staging and build dest with dpkg-deb (gzip level 1: fast, small enough)."""
+    root = staging / pkg.name
+    (root / "DEBIAN").mkdir(parents=True)
+    (root / "DEBIAN" / "control").write_text(pkg.control())
+    for script, text in pkg.scripts.items():
+        path = root / "DEBIAN" / script
+        path.write_text(text)
+        path.chmod(0o755)
+    for rel, content in pkg.files.items():
+        path = root / rel.lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, tuple):  # ("link", target)
+            os.symlink(content[1], path)
+            continue
+        path.write_bytes(content)
+        path.chmod(0o755 if rel.startswith(("/opt/rocm-", "/usr/")) and "/bin/" in rel else 0o644)
+    for dirpath, dirnames, _ in os.walk(root):
+        for d in dirnames:
+            os.chmod(os.path.join(dirpath, d), 0o755)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    run(["dpkg-deb", "--root-owner-group", "-Zgzip", "-z1", "--build", str(root), str(dest)])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ROCm packages of one release and codename
+
+def version_code(version):
+    """ROCm X.Y.Z -> MMmmpp as in AMD's package versions: 6.2.4 -> 60204."""
+    major, minor, patch = (int(x) for x in version.split("."))
+    return f"{major}{minor:02d}{patch:02d}"
+
+
+def alternatives_priority(version):
+    """AMD's rocm-core.postinst score: ((major-3)*14+minor)*14+patch, times 1e6. AMD adds the minutes since
+    2020-09-13 at install time so the newest install of a same version wins; the fixture leaves that out so
+    the priority is reproducible."""
+    major, minor, patch = (int(x) for x in version.split("."))
+    return (((major - 3) * 14 + minor) * 14 + patch) * 1000000
+
+
+def postinst(prefix, priority):
+    return f"""#!/bin/sh
+# {FIXTURE_NOTE}. Modelled on AMD's rocm-core.postinst (ROCm/rocm-core): register {prefix} as an
+# alternative for the /opt/rocm link. Unlike AMD's: fixed priority (no install-time minutes), no
+# os-release check, no environment-modules alternative.
+set -e
+case "$1" in
+    configure)
+        if command -v update-alternatives >/dev/null 2>&1; then
+            update-alternatives --install /opt/rocm rocm {prefix} {priority}
+        fi
+        ;;
+esac
+exit 0
+"""
+
+
+def prerm(prefix):
+    return f"""#!/bin/sh
+# {FIXTURE_NOTE}. Modelled on AMD's rocm-core.prerm (ROCm/rocm-core), which drops the /opt/rocm
+# alternative on remove and upgrade; deconfigure added here.
+set -e
+case "$1" in
+    remove|upgrade|deconfigure)
+        if command -v update-alternatives >/dev/null 2>&1; then
+            update-alternatives --remove rocm {prefix} || true
+        fi
+        ;;
+esac
+exit 0
+"""
+
+
+def tool_script(name, release, prefix):
+    text = (HERE / "tools" / name).read_text()
+    common = (HERE / "tools" / "common.sh").read_text()
+    common = "\n".join(line for line in common.splitlines() if not line.startswith("# Common part"))
+    text = text.replace("@COMMON@", common.strip("\n"))
+    hip = release["components"]["hip-runtime-amd"]
+    return (text.replace("@PREFIX@", prefix).replace("@VERSION@", release["version"])
+            .replace("@HIPVERSION@", f"{hip}-gpulab-fixture")).encode()
+
+
+def agent_list(rocminfo_text):
+    """rocm_agent_enumerator's answer from a rocminfo capture: gfx000 per CPU agent, the Name of each GPU agent,
+    in agent order (= KFD node order, which the real tool reads)."""
+    agents, name = [], None
+    for line in rocminfo_text.splitlines():
+        key, _, value = line.strip().partition(":")
+        if key == "Name" and name is None:
+            name = value.strip()
+        elif key == "Device Type":
+            kind = value.strip()
+            if kind == "CPU":
+                agents.append("gfx000")
+            elif kind == "GPU":
+                agents.append(name)
+            name = None
+        elif line.startswith("Agent "):
+            name = None
+    return agents
+
+
+def fixture_files(prefix, tool):
+    """Captures of every profile for one tool, under prefix/share/gpulab-fixture/<profile>/<tool>/."""
+    files = {}
+    for profile, tools in recipes.PROFILES.items():
+        base = f"{prefix}/share/gpulab-fixture/{profile}/{tool}"
+        files[f"{base}/.profile"] = f"{profile}\n".encode()  # keeps the folder, so the profile is known
+        if tool == "rocm_agent_enumerator":
+            entries = {}
+            if "default" in tools.get("rocminfo", {}):
+                capture = (HERE / "captures" / tools["rocminfo"]["default"][0]).read_text()
+                entries["default"] = ("\n".join(agent_list(capture)) + "\n").encode()
+            elif "any" in tools.get("rocminfo", {}):
+                entries["any"] = b""  # rocminfo finds no agent: nothing to list (derived, not captured)
+            for key, content in entries.items():
+                files[f"{base}/{key}"] = content
+            continue
+        for key, (capture, rc, fd) in tools.get(tool, {}).items():
+            files[f"{base}/{key}"] = (HERE / "captures" / capture).read_bytes()
+            files[f"{base}/{key}.rc"] = f"{rc}\n".encode()
+            files[f"{base}/{key}.fd"] = f"{fd}\n".encode()
+    return files
+
+
+def rocm_packages(release, codename):
+    ver, build = release["version"], release["build"]
+    code, ubuntu = version_code(ver), recipes.UBUNTU[codename]
+    prefix = f"/opt/rocm-{ver}"
+    comps, sonames = release["components"], release["sonames"]
+
+    def full(component_version):
+        return f"{component_version}.{code}-{build}~{ubuntu}"
+
+    core_version = full(ver)
+    base = []  # (name, version, summary, deps (names), files, scripts)
+
+    def add(name, version, summary, deps=(), files=None, scripts=None):
+        base.append((name, version, summary, list(deps), files or {}, scripts or {}))
+
+    add("rocm-core", core_version, "ROCm core: version file and the /opt/rocm alternative",
+        files={f"{prefix}/.info/version": f"{ver}-{build}\n".encode(),
+               f"{prefix}/include/rocm-core/rocm_version.h": "".join(
+                   f"#define ROCM_VERSION_{k} {v}\n" for k, v in zip(("MAJOR", "MINOR", "PATCH"), ver.split("."))
+               ).encode()},
+        scripts={"postinst": postinst(prefix, alternatives_priority(ver)), "prerm": prerm(prefix)})
+
+    placeholder = b"gpulab.rocm TEST FIXTURE placeholder, not a library\n"
+    files = {
+        "hsa-rocr": {f"{prefix}/lib/libhsa-runtime64.so.1": placeholder},
+        "hip-runtime-amd": {f"{prefix}/lib/libamdhip64.so.{sonames['libamdhip64']}": placeholder},
+        "hipcc": {f"{prefix}/bin/hipcc": tool_script("hipcc", release, prefix)},
+        "rocminfo": {f"{prefix}/bin/rocminfo": tool_script("rocminfo", release, prefix),
+                     f"{prefix}/bin/rocm_agent_enumerator": tool_script("rocm_agent_enumerator", release, prefix),
+                     **fixture_files(prefix, "rocminfo"), **fixture_files(prefix, "rocm_agent_enumerator")},
+        "rocm-smi-lib": {f"{prefix}/bin/rocm-smi": tool_script("rocm-smi", release, prefix),
+                         f"{prefix}/lib/librocm_smi64.so.{sonames['librocm_smi64']}": placeholder,
+                         **fixture_files(prefix, "rocm-smi")},
+        "amd-smi-lib": {f"{prefix}/bin/amd-smi": tool_script("amd-smi", release, prefix),
+                        **fixture_files(prefix, "amd-smi")},
+        "rocblas": {f"{prefix}/lib/librocblas.so.{sonames['librocblas']}": placeholder},
+        "rocblas-dev": {f"{prefix}/include/rocblas/rocblas.h": b"/* gpulab.rocm TEST FIXTURE */\n",
+                        f"{prefix}/lib/librocblas.so": ("link", f"librocblas.so.{sonames['librocblas']}")},
+        "miopen-hip": {f"{prefix}/lib/libMIOpen.so.1": placeholder},
+        "miopen-hip-dev": {f"{prefix}/include/miopen/miopen.h": b"/* gpulab.rocm TEST FIXTURE */\n"},
+    }
+    for name, (comp_key, deps) in recipes.COMPONENTS.items():
+        if comp_key not in comps:
+            continue  # e.g. amd-smi-lib before 6.0
+        add(name, full(comps[comp_key]), f"ROCm component {name}", deps + ["rocm-core"], files[name])
+
+    scheme = release["kdb_scheme"]
+    for gfx, cus in recipes.KDB_TARGETS[scheme]:
+        if gfx == "gfx942" and not ver.startswith("6."):
+            continue
+        if scheme == "miopenkernels":
+            name, db = f"miopenkernels-{gfx}-{cus}kdb", f"{gfx}_{cus}.kdb"
+        elif scheme == "miopen-hip-cu":
+            name, db = f"miopen-hip-{gfx}-{cus}kdb", f"{gfx}_{cus}.kdb"
+        else:
+            name, db = f"miopen-hip-{gfx}kdb", f"{gfx}.kdb"
+        add(name, full(comps["miopen-hip"]), f"MIOpen pre-compiled kernel database for {gfx}", ["rocm-core"],
+            {f"{prefix}/share/miopen/db/{db}": b"gpulab.rocm TEST FIXTURE kernel db placeholder\n"})
+
+    names = {b[0]: b[1] for b in base}
+    for meta, deps in recipes.METAS.items():
+        add(meta, core_version, f"ROCm meta-package {meta}", [d for d in deps if d in names])
+        names[meta] = core_version
+
+    packages = []
+    for name, version, summary, deps, pkg_files, scripts in base:
+        dep_strings = [f"{d} (= {names[d]})" for d in deps]
+        plain = Package(name, version, summary, dep_strings)
+        plain.files, plain.scripts = pkg_files, scripts
+        # Versioned twin (multi-version install): same files, deps on the versioned names. The Conflicts with
+        # the plain package of the same release is the fixture's: both would own the same files.
+        twin = Package(name + ver, version, summary + f" (versioned for ROCm {ver})",
+                       [f"{d}{ver} (= {names[d]})" for d in deps], [f"{name} (= {version})"])
+        twin.files, twin.scripts = pkg_files, scripts
+        plain.conflicts = [f"{name}{ver} (= {version})"]
+        packages += [plain, twin]
+    return packages
+
+
+def amdgpu_packages(release, codename):
+    drv = release["amdgpu"]
+    ubuntu = recipes.UBUNTU[codename]
+    module = f"{drv['kernel']}-{drv['build']}.{ubuntu}"
+    version = f"1:{drv['kernel']}.{version_code(release['version'])}-{drv['build']}.{ubuntu}"
+    firmware = Package("amdgpu-dkms-firmware", version, "amdgpu firmware", arch="all", section="kernel")
+    firmware.files = {"/lib/firmware/updates/amdgpu/GPULAB-FIXTURE.txt":
+                      f"{FIXTURE_NOTE}: no firmware here ({module}).\n".encode()}
+    dkms = Package("amdgpu-dkms", version, "amdgpu kernel driver through DKMS (builds nothing)",
+                   [f"amdgpu-dkms-firmware (= {version})"], arch="all", section="kernel")
+    # A marker where AMD's package puts the DKMS sources; no DKMS run, no module built.
+    dkms.files = {f"/usr/src/amdgpu-{module}/dkms.conf":
+                  (f"# {FIXTURE_NOTE}: no sources, DKMS is never run.\n"
+                   f'PACKAGE_NAME="amdgpu"\nPACKAGE_VERSION="{module}"\n').encode()}
+    return [dkms, firmware]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Repository metadata and signatures
+
+def pool_path(pkg):
+    return f"pool/main/{pkg.name[0]}/{pkg.name}/{pkg.filename()}"
+
+
+def index_repo(repo_root, codenames):
+    """Packages{,.gz} per codename with apt-ftparchive (a file list per codename: one shared pool), then Release."""
+    conf = ['Dir { ArchiveDir "."; };', 'Default { Packages::Compress ". gzip"; };']
+    for codename in codenames:
+        binary = f"dists/{codename}/main/binary-amd64"
+        (repo_root / binary).mkdir(parents=True)
+        conf.append(f'BinDirectory "{binary}" {{ Packages "{binary}/Packages"; FileList "files-{codename}"; }};')
+    (repo_root / "ftparchive.conf").write_text("\n".join(conf) + "\n")
+    run(["apt-ftparchive", "--no-contents", "-q=2", "generate", "ftparchive.conf"], cwd=repo_root)
+    for codename in codenames:
+        (repo_root / f"files-{codename}").unlink()
+        if not (repo_root / f"dists/{codename}/main/binary-amd64/Packages").stat().st_size:
+            raise BuildError(f"apt-ftparchive indexed no package in {repo_root}/dists/{codename}")
+        release = run(["apt-ftparchive", "-q=2",
+                       "-o", f"APT::FTPArchive::Release::Origin={ORIGIN}",
+                       "-o", f"APT::FTPArchive::Release::Label={ORIGIN}",
+                       "-o", f"APT::FTPArchive::Release::Suite={codename}",
+                       "-o", f"APT::FTPArchive::Release::Codename={codename}",
+                       "-o", "APT::FTPArchive::Release::Architectures=amd64",
+                       "-o", "APT::FTPArchive::Release::Components=main",
+                       "-o", f"APT::FTPArchive::Release::Description={FIXTURE_NOTE} (mirror layout of {ORIGIN})",
+                       "release", f"dists/{codename}"], cwd=repo_root).stdout
+        (repo_root / "dists" / codename / "Release").write_text(release)
+    (repo_root / "ftparchive.conf").unlink()
+
+
+class Signer:
+    """A throwaway GNUPGHOME with the signing key and an unrelated second key."""
+
+    def __init__(self):
+        self.home = tempfile.mkdtemp(prefix="gpulab-mirror-gpg-")
+        os.chmod(self.home, 0o700)
+        self.fingerprint = self.generate(KEY_UID)
+        self.wrong_fingerprint = self.generate(WRONG_KEY_UID)
+
+    def gpg(self, *args):
+        return run(["gpg", "--homedir", self.home, "--batch", "--yes", "--no-tty", *args])
+
+    def generate(self, uid):
+        self.gpg("--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key", uid, "rsa3072", "sign",
+                 "never")
+        for line in self.gpg("--with-colons", "--list-secret-keys", uid).stdout.splitlines():
+            if line.startswith("fpr:"):
+                return line.split(":")[9]
+        raise BuildError(f"gpg made no key for {uid}")
+
+    def export(self, fingerprint, dest):
+        dest.write_text(self.gpg("--armor", "--export", fingerprint).stdout)
+
+    def sign(self, dist_dir):
+        release = str(dist_dir / "Release")
+        key = ["--local-user", self.fingerprint + "!", "--digest-algo", "SHA512"]
+        self.gpg(*key, "--clearsign", "--output", str(dist_dir / "InRelease"), release)
+        self.gpg(*key, "--armor", "--detach-sign", "--output", str(dist_dir / "Release.gpg"), release)
+
+    def close(self):
+        subprocess.run(["gpgconf", "--homedir", self.home, "--kill", "gpg-agent"], capture_output=True, check=False)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+def build(out, jobs):
+    started = time.monotonic()
+    stage = out.parent / f".{out.name}.building-{os.getpid()}"
+    shutil.rmtree(stage, ignore_errors=True)
+    staging = Path(tempfile.mkdtemp(prefix="gpulab-mirror-stage-"))
+    signer = None
+    try:
+        repos = []  # (repo root, codenames)
+        debs = []  # (package, staging dir, destination)
+        for release in recipes.RELEASES:
+            rocm_root = stage / "rocm" / "apt" / release["folder"]
+            amdgpu_root = stage / "amdgpu" / release["folder"] / "ubuntu"
+            repos += [(rocm_root, release["codenames"]), (amdgpu_root, release["codenames"])]
+            for codename in release["codenames"]:
+                for root, packages in ((rocm_root, rocm_packages(release, codename)),
+                                       (amdgpu_root, amdgpu_packages(release, codename))):
+                    listing = []
+                    for pkg in packages:
+                        rel = pool_path(pkg)
+                        listing.append(rel)
+                        debs.append((pkg, staging / f"{len(debs)}", root / rel))
+                    root.mkdir(parents=True, exist_ok=True)
+                    (root / f"files-{codename}").write_text("\n".join(listing) + "\n")
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(lambda d: write_deb(*d), debs))
+        built_debs = time.monotonic()
+
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(lambda r: index_repo(*r), repos))
+        signer = Signer()
+        dists = [root / "dists" / c for root, codenames in repos for c in codenames]
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(signer.sign, dists))
+        signer.export(signer.fingerprint, stage / "rocm" / "rocm.gpg.key")
+        signer.export(signer.wrong_fingerprint, stage / "rocm" / "wrong.gpg.key")
+        (stage / "fingerprint").write_text(signer.fingerprint + "\n")
+        (stage / "wrong-fingerprint").write_text(signer.wrong_fingerprint + "\n")
+        (stage / ".stamp").write_text(builder_hash() + "\n")  # last: its presence means complete
+        shutil.rmtree(out, ignore_errors=True)
+        stage.rename(out)
+    finally:
+        if signer:
+            signer.close()
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
+    total = time.monotonic() - started
+    print(f"build_mirror: built {out}: {len(debs)} packages in {len(dists)} dists, {total:.1f} s "
+          f"(packages {built_debs - started:.1f} s, index + signatures {total - (built_debs - started):.1f} s, "
+          f"{jobs} jobs)")
+
+
+def is_current(out):
+    try:
+        return ((out / ".stamp").read_text().strip() == builder_hash()
+                and len((out / "fingerprint").read_text().strip()) == 40
+                and (out / "rocm" / "rocm.gpg.key").is_file())
+    except OSError:
+        return False
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, type=Path, help="directory to build the mirror into")
+    parser.add_argument("--force", action="store_true", help="rebuild even if DIR holds a current mirror")
+    parser.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2), help="parallel dpkg-deb/gpg runs")
+    args = parser.parse_args()
+    out = args.out.resolve()
+    if not args.force and is_current(out):
+        print(f"build_mirror: {out} is current (same builder files), nothing to do")
+        return 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        build(out, args.jobs)
+    except BuildError as err:
+        print(f"build_mirror: ERROR: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

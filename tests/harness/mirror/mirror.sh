@@ -1,0 +1,76 @@
+#!/bin/sh
+# Fixture ROCm mirror for the test harness: build (cached), serve on 127.0.0.1, print its variables.
+#   tests/harness/mirror/mirror.sh start   build into .cache/mirror/www if needed, start the server (idempotent)
+#   tests/harness/mirror/mirror.sh stop    stop the server
+#   tests/harness/mirror/mirror.sh env     print export lines for eval: GPULAB_MIRROR_URL, _FINGERPRINT, _KEY_URL
+#   tests/harness/mirror/mirror.sh status  say whether it runs, and where
+# State lives in .cache/mirror/ (GPULAB_MIRROR_STATE overrides): www/, port, pid, server.log, faults.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+state=${GPULAB_MIRROR_STATE:-$(cd "$here/../../.." && pwd)/.cache/mirror}
+python=${PYTHON:-python3}
+www=$state/www
+
+die() { echo "mirror.sh: $*" >&2; exit 1; }
+
+port() { cat "$state/port" 2>/dev/null || true; }
+
+# answers PORT: true when a server on PORT serves this mirror's key.
+answers() {
+    "$python" - "$1" "$www/rocm/rocm.gpg.key" <<'PY' 2>/dev/null
+import sys, urllib.request
+with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/rocm/rocm.gpg.key", timeout=2) as reply:
+    sys.exit(0 if reply.read() == open(sys.argv[2], "rb").read() else 1)
+PY
+}
+
+running() {
+    pid=$(cat "$state/pid" 2>/dev/null || true)
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ -n "$(port)" ] && answers "$(port)"
+}
+
+start() {
+    mkdir -p "$state"
+    "$python" "$here/build_mirror.py" --out "$www" || die "building the mirror failed (see above)"
+    if running; then
+        echo "mirror.sh: reusing the server on port $(port) (pid $(cat "$state/pid"))"
+        return 0
+    fi
+    stop_server
+    setsid "$python" "$here/serve.py" --root "$www" --port-file "$state/port" --pid-file "$state/pid" \
+        </dev/null >>"$state/server.log" 2>&1 &
+    tries=0
+    until running; do
+        tries=$((tries + 1))
+        [ "$tries" -le 100 ] || die "the server did not answer within 10 s; see $state/server.log"
+        sleep 0.1
+    done
+    echo "mirror.sh: serving $www on http://127.0.0.1:$(port)/ (pid $(cat "$state/pid"), log $state/server.log)"
+}
+
+stop_server() {
+    pid=$(cat "$state/pid" 2>/dev/null || true)
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+        kill "$pid"
+        tries=0
+        while kill -0 "$pid" 2>/dev/null && [ "$tries" -lt 50 ]; do tries=$((tries + 1)); sleep 0.1; done
+    fi
+    rm -f "$state/pid" "$state/port"
+}
+
+case ${1:-} in
+    start) start ;;
+    stop) stop_server; echo "mirror.sh: stopped" ;;
+    env)
+        running || die "no mirror server is running; run: $0 start"
+        echo "export GPULAB_MIRROR_URL=http://127.0.0.1:$(port)"
+        echo "export GPULAB_MIRROR_FINGERPRINT=$(cat "$www/fingerprint")"
+        echo "export GPULAB_MIRROR_KEY_URL=http://127.0.0.1:$(port)/rocm/rocm.gpg.key"
+        ;;
+    status)
+        if running; then echo "mirror.sh: running on port $(port) (pid $(cat "$state/pid")), root $www"
+        else echo "mirror.sh: not running"; exit 3; fi
+        ;;
+    *) die "usage: $0 start|stop|env|status" ;;
+esac
