@@ -244,13 +244,18 @@ def with_power(result, power, window, figure, per_watt_key):
 # ---------------------------------------------------------------------------------------------------------------
 # Benchmarks.
 
-def set_fp32_matmul(torch, tf32):
-    """Allow or forbid TF32 for fp32 matmuls (new API in torch >= 2.9, allow_tf32 before)."""
+def fp32_matmul_setting(torch, tf32=None):
+    """Return the fp32 matmul setting, after setting it when tf32 is given (True: TF32, False: IEEE fp32, or
+    a value returned earlier). Uses fp32_precision on torch >= 2.9, allow_tf32 before: never both, which
+    newer torch refuses."""
     matmul = torch.backends.cuda.matmul
-    if hasattr(matmul, "fp32_precision"):
-        matmul.fp32_precision = "tf32" if tf32 else "ieee"
-    else:
-        matmul.allow_tf32 = tf32
+    attr = "fp32_precision" if hasattr(matmul, "fp32_precision") else "allow_tf32"
+    previous = getattr(matmul, attr)
+    if isinstance(tf32, bool):
+        tf32 = ("tf32" if tf32 else "ieee") if attr == "fp32_precision" else tf32
+    if tf32 is not None:
+        setattr(matmul, attr, tf32)
+    return previous
 
 
 def bench_gemm(torch, device, args, power):
@@ -259,6 +264,7 @@ def bench_gemm(torch, device, args, power):
     dtypes = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
     results, skipped = {}, {}
     gen = torch.Generator(device=device).manual_seed(0)
+    original = fp32_matmul_setting(torch) if device.type == "cuda" else None
     for name in args.gemm_dtypes:
         if name == "tf32" and device.type != "cuda":
             skipped[name] = "TF32 is a GPU matrix-unit mode"
@@ -269,7 +275,7 @@ def bench_gemm(torch, device, args, power):
         b = torch.randn(n, n, device=device, dtype=dtype, generator=gen)
         c = torch.empty(n, n, device=device, dtype=dtype)
         if device.type == "cuda":
-            set_fp32_matmul(torch, name == "tf32")
+            fp32_matmul_setting(torch, name == "tf32")
         times, _, window = timed_loop(torch, device, lambda: torch.matmul(a, b, out=c), args.warmup,
                                       args.min_iters, args.min_seconds)
         flop = 2.0 * n ** 3
@@ -279,7 +285,7 @@ def bench_gemm(torch, device, args, power):
         results[name] = with_power(result, power, window, median * 1000.0, "gflops_per_watt")
         del a, b, c
     if device.type == "cuda":
-        set_fp32_matmul(torch, False)
+        fp32_matmul_setting(torch, original)
         torch.cuda.empty_cache()
     return {"size": n, "results": results, "skipped": skipped}
 
@@ -519,9 +525,14 @@ def describe_device(torch, device):
         "multiprocessors": props.multi_processor_count,
         "compute_capability": "%d.%d" % (props.major, props.minor),
         "gcn_arch_name": getattr(props, "gcnArchName", None) if backend == "hip" else None,
-        "driver_version": driver_version(backend),
-        "pcie": pcie_link(bus_id),
     })
+    # context only: a tool or sysfs file that is missing or odd must not stop the benchmarks
+    for key, probe in (("driver_version", lambda: driver_version(backend)), ("pcie", lambda: pcie_link(bus_id))):
+        try:
+            info[key] = probe()
+        except (OSError, ValueError, IndexError, subprocess.SubprocessError) as exc:
+            info[key] = None
+            info.setdefault("probe_errors", {})[key] = str(exc)
     return info
 
 
