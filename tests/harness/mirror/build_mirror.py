@@ -11,6 +11,7 @@ Needs: python3 (stdlib), dpkg-deb (dpkg), apt-ftparchive (apt-utils), gpg + gpg-
 
 import argparse
 import concurrent.futures
+import fcntl
 import hashlib
 import os
 import shutil
@@ -60,9 +61,9 @@ def run(cmd, **kwargs):
 class Package:
     """One .deb to build: control fields, files (path -> bytes, or ("link", target)), maintainer scripts."""
 
-    def __init__(self, name, version, summary, depends=(), conflicts=(), arch="amd64", section="devel"):
+    def __init__(self, name, version, summary, depends=(), arch="amd64", section="devel"):
         self.name, self.version, self.summary, self.arch, self.section = name, version, summary, arch, section
-        self.depends, self.conflicts = list(depends), list(conflicts)
+        self.depends = list(depends)
         self.files, self.scripts = {}, {}
 
     def filename(self):
@@ -76,8 +77,6 @@ class Package:
                   ("Priority", "optional")]
         if self.depends:
             fields.append(("Depends", ", ".join(self.depends)))
-        if self.conflicts:
-            fields.append(("Conflicts", ", ".join(self.conflicts)))
         fields.append(("Description", f"{self.summary} ({FIXTURE_NOTE})\n"
                        f" {FIXTURE_NOTE}: it imitates the name, version and dependencies of AMD's\n"
                        " package for tests of the gpulab.rocm Ansible project. Its programs print\n"
@@ -281,12 +280,12 @@ def rocm_packages(release, codename):
         dep_strings = [f"{d} (= {names[d]})" for d in deps]
         plain = Package(name, version, summary, dep_strings)
         plain.files, plain.scripts = pkg_files, scripts
-        # Versioned twin (multi-version install): same files, deps on the versioned names. The Conflicts with
-        # the plain package of the same release is the fixture's: both would own the same files.
+        # Versioned twin (multi-version install): same files, deps on the versioned names. No Conflicts field:
+        # mixing plain and versioned packages of one release fails in dpkg on the shared files ("trying to
+        # overwrite"), which is what AMD's docs warn about; a Conflicts would make apt remove the stack instead.
         twin = Package(name + ver, version, summary + f" (versioned for ROCm {ver})",
-                       [f"{d}{ver} (= {names[d]})" for d in deps], [f"{name} (= {version})"])
+                       [f"{d}{ver} (= {names[d]})" for d in deps])
         twin.files, twin.scripts = pkg_files, scripts
-        plain.conflicts = [f"{name}{ver} (= {version})"]
         packages += [plain, twin]
     return packages
 
@@ -444,15 +443,17 @@ def main():
     parser.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2), help="parallel dpkg-deb/gpg runs")
     args = parser.parse_args()
     out = args.out.resolve()
-    if not args.force and is_current(out):
-        print(f"build_mirror: {out} is current (same builder files), nothing to do")
-        return 0
     out.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        build(out, args.jobs)
-    except BuildError as err:
-        print(f"build_mirror: ERROR: {err}", file=sys.stderr)
-        return 1
+    with open(out.parent / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent callers wait, then find the mirror current
+        if not args.force and is_current(out):
+            print(f"build_mirror: {out} is current (same builder files), nothing to do")
+            return 0
+        try:
+            build(out, args.jobs)
+        except BuildError as err:
+            print(f"build_mirror: ERROR: {err}", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -32,6 +32,8 @@ running() {
 
 start() {
     mkdir -p "$state"
+    exec 9>"$state/start.lock"
+    flock 9  # parallel scenarios: one builds and starts, the others reuse
     "$python" "$here/build_mirror.py" --out "$www" || die "building the mirror failed (see above)"
     if running; then
         echo "mirror.sh: reusing the server on port $(port) (pid $(cat "$state/pid"))"
