@@ -1,0 +1,536 @@
+"""The fixture ROCm mirror, tested with real apt, real signatures and the real fake-tool scripts.
+
+Runs on the host (no containers): builds a mirror into a temp dir, serves it with serve.py on 127.0.0.1 and
+drives apt-get/apt-cache through a throwaway configuration (APT_CONFIG), so the host's apt state is untouched.
+Needs dpkg, apt-utils, gnupg (the builder's packages) and apt.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+MIRROR = Path(__file__).resolve().parent / "mirror"
+CAPTURES = MIRROR / "captures"
+sys.path.insert(0, str(MIRROR))
+import recipes  # noqa: E402 - the mirror's own recipe table, beside build_mirror.py
+
+pytestmark = pytest.mark.skipif(
+    not all(shutil.which(t) for t in ("apt-get", "apt-ftparchive", "dpkg-deb", "gpg")),
+    reason="needs apt, apt-utils (apt-ftparchive), dpkg and gnupg",
+)
+
+SDK_624_JAMMY = {  # AMD's version strings for ROCm 6.2.4 on Ubuntu 22.04 (the project's brief, rocm-reference)
+    "rocm-core": "6.2.4.60204-139~22.04",
+    "hip-runtime-amd": "6.2.41134.60204-139~22.04",
+    "hipcc": "1.1.1.60204-139~22.04",
+    "rocminfo": "1.0.0.60204-139~22.04",
+    "rocblas": "4.2.4.60204-139~22.04",
+    "rocblas-dev": "4.2.4.60204-139~22.04",
+    "miopen-hip": "3.2.0.60204-139~22.04",
+    "miopen-hip-dev": "3.2.0.60204-139~22.04",
+    "rocm-hip-runtime": "6.2.4.60204-139~22.04",
+    "rocm-hip-libraries": "6.2.4.60204-139~22.04",
+    "rocm-hip-sdk": "6.2.4.60204-139~22.04",
+}
+
+
+def report(request, line):
+    """Show a measured figure in pytest's output even without -s."""
+    plugins = request.config.pluginmanager
+    reporter, capture_manager = plugins.get_plugin("terminalreporter"), plugins.get_plugin("capturemanager")
+    if reporter and capture_manager:
+        with capture_manager.global_and_fixture_disabled():
+            reporter.write_line(line)
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory, request):
+    out = tmp_path_factory.mktemp("mirror") / "www"
+    started = time.monotonic()
+    built = subprocess.run([sys.executable, MIRROR / "build_mirror.py", "--out", out],
+                           capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr
+    report(request, f"\nmirror build: {time.monotonic() - started:.1f} s wall; {built.stdout.strip()}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(mirror):
+    state = mirror.parent
+    port_file = state / "port"
+    proc = subprocess.Popen([sys.executable, MIRROR / "serve.py", "--root", mirror, "--port-file", port_file,
+                             "--pid-file", state / "pid"], stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        if port_file.exists():
+            break
+        assert proc.poll() is None, "serve.py exited early"
+        time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail("serve.py wrote no port file within 5 s")
+    faults = state / "faults"
+    yield {"url": f"http://127.0.0.1:{port_file.read_text().strip()}", "faults": faults}
+    faults.unlink(missing_ok=True)
+    proc.terminate()
+    proc.wait(timeout=10)
+    assert not port_file.exists(), "serve.py left its port file behind"
+
+
+@pytest.fixture
+def faults(server):
+    yield server["faults"]
+    server["faults"].unlink(missing_ok=True)
+
+
+class Apt:
+    """A throwaway apt configuration: its own sources, keys, pin, state, cache and empty dpkg status."""
+
+    def __init__(self, root, sources, key, pin=True):
+        self.root = root
+        etc = root / "etc/apt"
+        for d in ("etc/apt/apt.conf.d", "etc/apt/sources.list.d", "etc/apt/preferences.d",
+                  "etc/apt/trusted.gpg.d", "state/lists/partial", "cache/archives/partial", "log"):
+            (root / d).mkdir(parents=True, exist_ok=True)
+        (root / "state/status").touch()
+        shutil.copy(key, root / "key.asc")  # .asc: apt reads an armored key from signed-by
+        (etc / "sources.list").write_text(
+            "".join(f"deb [arch=amd64 signed-by={root}/key.asc] {line}\n" for line in sources))
+        if pin:
+            (etc / "preferences.d/rocm-pin-600").write_text(
+                "Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 600\n")
+        (root / "apt.conf").write_text(f'''
+Dir::Etc "{etc}";
+Dir::State "{root}/state";
+Dir::State::status "{root}/state/status";
+Dir::Cache "{root}/cache";
+Dir::Log "{root}/log";
+APT::Architecture "amd64";
+APT::Architectures {{ "amd64"; }};
+APT::Sandbox::User "root";
+Debug::NoLocking "true";
+Acquire::Languages "none";
+Acquire::Retries "0";
+Acquire::http::Proxy::127.0.0.1 "DIRECT";
+''')
+
+    def __call__(self, *args):
+        env = dict(os.environ, APT_CONFIG=str(self.root / "apt.conf"), LC_ALL="C")
+        return subprocess.run(list(args), capture_output=True, text=True, env=env, check=False)
+
+    def update(self):
+        result = self("apt-get", "update")
+        assert result.returncode == 0 and "W:" not in result.stderr + result.stdout, result.stdout + result.stderr
+        return result
+
+
+def rocm(server, folder, codename):
+    return f"{server['url']}/rocm/apt/{folder} {codename} main"
+
+
+def amdgpu(server, folder, codename):
+    return f"{server['url']}/amdgpu/{folder}/ubuntu {codename} main"
+
+
+@pytest.fixture
+def apt624(server, mirror, tmp_path):
+    apt = Apt(tmp_path, [rocm(server, "6.2.4", "jammy"), amdgpu(server, "6.2.4", "jammy")],
+              mirror / "rocm/rocm.gpg.key")
+    apt.update()
+    return apt
+
+
+def download(apt, tmp_path, package):
+    """Download one package through apt (apt-get download) and return the .deb path."""
+    work = tmp_path / f"dl-{package}"
+    work.mkdir()
+    env = dict(os.environ, APT_CONFIG=str(apt.root / "apt.conf"), LC_ALL="C")
+    result = subprocess.run(["apt-get", "download", package], cwd=work, capture_output=True, text=True, env=env,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    (deb,) = work.glob("*.deb")
+    return deb
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Signatures, keys and the pin
+
+def test_key_files_and_fingerprint(mirror):
+    fingerprint = (mirror / "fingerprint").read_text().strip()
+    assert re.fullmatch(r"[0-9A-F]{40}", fingerprint)
+
+    def fingerprints(key):
+        shown = subprocess.run(["gpg", "--show-keys", "--with-colons", key], capture_output=True, text=True,
+                               check=True, env=dict(os.environ, GNUPGHOME=str(mirror.parent)))
+        return [line.split(":")[9] for line in shown.stdout.splitlines() if line.startswith("fpr:")]
+
+    assert fingerprints(mirror / "rocm/rocm.gpg.key")[0] == fingerprint
+    assert fingerprints(mirror / "rocm/wrong.gpg.key")[0] not in (fingerprint, "")
+
+
+@pytest.mark.parametrize("release", recipes.RELEASES, ids=lambda r: r["folder"])
+def test_every_dist_verifies_with_the_served_key(server, mirror, tmp_path, release):
+    sources = [f(server, release["folder"], c) for c in release["codenames"] for f in (rocm, amdgpu)]
+    apt = Apt(tmp_path, sources, mirror / "rocm/rocm.gpg.key")
+    result = apt.update()
+    assert result.stdout.count("InRelease") >= len(sources)
+
+
+def test_wrong_key_fails_verification(server, mirror, tmp_path):
+    apt = Apt(tmp_path, [rocm(server, "6.2.4", "jammy")], mirror / "rocm/wrong.gpg.key")
+    result = apt("apt-get", "update")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 or "is not signed" in output, output
+    assert "NO_PUBKEY" in output, output
+    assert "rocm-core" not in apt("apt-cache", "pkgnames").stdout.split()
+
+
+def test_detached_signature_verifies_with_gpgv(mirror, tmp_path):
+    keyring = tmp_path / "keyring.gpg"
+    subprocess.run(["gpg", "--batch", "--no-default-keyring", "--homedir", tmp_path, "--keyring", keyring,
+                    "--import", mirror / "rocm/rocm.gpg.key"], check=True, capture_output=True)
+    dist = mirror / "rocm/apt/6.2.4/dists/jammy"
+    good = subprocess.run(["gpgv", "--keyring", keyring, dist / "Release.gpg", dist / "Release"],
+                          capture_output=True, check=False)
+    assert good.returncode == 0, good.stderr
+    tampered = tmp_path / "Release"
+    tampered.write_text((dist / "Release").read_text().replace("Suite: jammy", "Suite: noble"))
+    bad = subprocess.run(["gpgv", "--keyring", keyring, dist / "Release.gpg", tampered], capture_output=True,
+                         check=False)
+    assert bad.returncode != 0
+
+
+def test_release_fields_match_amds_pin(apt624, mirror):
+    release = (mirror / "rocm/apt/6.2.4/dists/jammy/Release").read_text()
+    fields = dict(line.split(": ", 1) for line in release.splitlines() if re.match(r"^\w[\w-]*: \S", line))
+    assert fields["Origin"] == fields["Label"] == "repo.radeon.com"
+    assert fields["Suite"] == fields["Codename"] == "jammy"
+    assert fields["Architectures"] == "amd64" and fields["Components"] == "main" and fields["Date"]
+    policy = apt624("apt-cache", "policy").stdout
+    assert "release o=repo.radeon.com,a=jammy,n=jammy,l=repo.radeon.com,c=main,b=amd64" in policy
+    core = apt624("apt-cache", "policy", "rocm-core").stdout
+    assert re.search(r"6\.2\.4\.60204-139~22\.04 600\n\s+600 http://127\.0\.0\.1:\d+/rocm/apt/6\.2\.4 jammy/main",
+                     core), core
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Packages and dependencies
+
+def test_rocm_hip_sdk_624_resolves_whole_tree_at_exact_versions(apt624):
+    result = apt624("apt-get", "install", "-y", "--download-only", "rocm-hip-sdk")
+    assert result.returncode == 0, result.stdout + result.stderr
+    debs = {p.name.split("_")[0]: p.name.split("_")[1].replace("%7e", "~")
+            for p in (apt624.root / "cache/archives").glob("*.deb")}
+    for name, version in SDK_624_JAMMY.items():
+        assert debs.get(name) == version, (name, debs)
+    assert all(v.endswith(".60204-139~22.04") for v in debs.values()), debs
+    assert {"hsa-rocr", "rocm-language-runtime"} <= set(debs)
+
+
+def test_releases_cannot_be_mixed(server, mirror, tmp_path):
+    apt = Apt(tmp_path, [rocm(server, "6.2.4", "jammy"), rocm(server, "5.7.1", "jammy")],
+              mirror / "rocm/rocm.gpg.key")
+    apt.update()
+    mixed = apt("apt-get", "install", "-s", "rocm-hip-sdk", "rocblas=3.1.0.50701-98~22.04")
+    assert mixed.returncode != 0 and "unmet dependencies" in mixed.stdout + mixed.stderr
+    # apt does not search older versions for the exact dependencies: the older meta alone cannot be installed
+    # while the newer release is the candidate (as with AMD's repositories: pin the release instead).
+    old = apt("apt-get", "install", "-s", "rocm-hip-sdk=5.7.1.50701-98~22.04")
+    assert old.returncode != 0 and "but 6.2.4.60204-139~22.04 is to be installed" in old.stdout, old.stdout
+    new = apt("apt-get", "install", "-s", "rocm-hip-sdk")
+    installs = re.findall(r"^Inst (\S+) \((\S+) ", new.stdout, re.M)
+    assert installs and all(".60204-139~22.04" in version for _, version in installs), installs
+
+
+def test_versioned_packages_install_side_by_side(server, mirror, tmp_path):
+    apt = Apt(tmp_path, [rocm(server, "6.2.4", "noble"), rocm(server, "6.2", "noble")],
+              mirror / "rocm/rocm.gpg.key")
+    apt.update()
+    result = apt("apt-get", "install", "-s", "rocm-hip-sdk6.2.4", "rocm-hip-sdk6.2.0")
+    assert result.returncode == 0, result.stdout + result.stderr
+    installs = dict(re.findall(r"^Inst (\S+) \((\S+) ", result.stdout, re.M))
+    assert installs["rocm-core6.2.4"] == "6.2.4.60204-139~24.04"
+    assert installs["rocm-core6.2.0"] == "6.2.0.60200-66~24.04"
+    assert not any(name in installs for name in SDK_624_JAMMY), "versioned names must pull versioned deps only"
+
+
+KDB_PATTERN = {
+    "miopenkernels": r"miopenkernels-gfx[0-9a-f]+-\d+kdb",
+    "miopen-hip-cu": r"miopen-hip-gfx[0-9a-f]+-\d+kdb",
+    "miopen-hip": r"miopen-hip-gfx[0-9a-f]+kdb",
+}
+
+
+@pytest.mark.parametrize("release", recipes.RELEASES, ids=lambda r: r["folder"])
+def test_kdb_package_names_follow_each_series(server, mirror, tmp_path, release):
+    codename = release["codenames"][-1]
+    apt = Apt(tmp_path, [rocm(server, release["folder"], codename)], mirror / "rocm/rocm.gpg.key")
+    apt.update()
+    names = apt("apt-cache", "pkgnames").stdout.split()
+    ver = release["version"]
+    kdbs = sorted(n for n in names if "kdb" in n and not n.endswith(ver))
+    expected_scheme = {"5.4.3": "miopenkernels", "5.6.1": "miopen-hip-cu"}.get(ver, "miopen-hip")
+    assert kdbs and all(re.fullmatch(KDB_PATTERN[expected_scheme], n) for n in kdbs), kdbs
+    assert ("miopen-hip-gfx942kdb" in kdbs) == ver.startswith("6."), kdbs
+    assert all(f"{n}{ver}" in names for n in kdbs), "every kdb package has its versioned twin"
+    shown = apt("apt-cache", "show", kdbs[0]).stdout
+    assert "Depends: rocm-core (= " in shown
+
+
+def test_every_package_says_it_is_a_fixture(apt624):
+    names = apt624("apt-cache", "pkgnames").stdout.split()
+    shown = apt624("apt-cache", "show", *names).stdout
+    stanzas = [s for s in shown.split("\n\n") if s.strip()]
+    assert len(stanzas) == len(names) > 50
+    assert all("gpulab.rocm TEST FIXTURE" in s.split("Description", 1)[1] for s in stanzas)
+
+
+def test_amd_smi_lib_only_in_6x(apt624, server, mirror, tmp_path):
+    assert "amd-smi-lib" in apt624("apt-cache", "pkgnames").stdout.split()
+    apt = Apt(tmp_path / "571", [rocm(server, "5.7.1", "focal")], mirror / "rocm/rocm.gpg.key")
+    apt.update()
+    assert "amd-smi-lib" not in apt("apt-cache", "pkgnames").stdout.split()
+    assert "Depends: rocm-core (= 5.7.1.50701-98~20.04), rocm-smi-lib (= 6.0.0.50701-98~20.04)" in \
+        apt("apt-cache", "show", "rocm-developer-tools").stdout.replace("\n", "")
+
+
+def test_amdgpu_dkms_version_and_files(apt624, tmp_path):
+    shown = apt624("apt-cache", "show", "amdgpu-dkms").stdout
+    assert "Version: 1:6.8.5.60204-2044426.22.04" in shown
+    assert "Depends: amdgpu-dkms-firmware (= 1:6.8.5.60204-2044426.22.04)" in shown
+    deb = download(apt624, tmp_path, "amdgpu-dkms")
+    listing = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True, check=True).stdout
+    assert "./usr/src/amdgpu-6.8.5-2044426.22.04/dkms.conf" in listing
+    scripts = subprocess.run(["dpkg-deb", "-I", deb], capture_output=True, text=True, check=True).stdout
+    assert "postinst" not in scripts, "the fixture driver must never run DKMS"
+
+
+def test_files_live_under_versioned_prefix(apt624, tmp_path):
+    for package, path in [("rocm-core", "opt/rocm-6.2.4/.info/version"), ("hipcc", "opt/rocm-6.2.4/bin/hipcc"),
+                          ("hip-runtime-amd", "opt/rocm-6.2.4/lib/libamdhip64.so.6"),
+                          ("rocblas", "opt/rocm-6.2.4/lib/librocblas.so.4"),
+                          ("miopen-hip", "opt/rocm-6.2.4/lib/libMIOpen.so.1"),
+                          ("miopen-hip-gfx90akdb", "opt/rocm-6.2.4/share/miopen/db/gfx90a.kdb"),
+                          ("rocm-smi-lib", "opt/rocm-6.2.4/bin/rocm-smi"),
+                          ("amd-smi-lib", "opt/rocm-6.2.4/bin/amd-smi")]:
+        deb = download(apt624, tmp_path, package)
+        listing = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True, check=True).stdout
+        paths = re.findall(r" \./(\S+)", listing)
+        assert path in paths, (package, paths)
+        assert all(p.startswith("opt/rocm-6.2.4") or p in ("opt/",) for p in paths), (package, paths)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The /opt/rocm alternative
+
+def run_maintainer_script(deb, script, args, tmp_path):
+    """Run a maintainer script with a recording update-alternatives first on PATH."""
+    control = tmp_path / f"control-{deb.stem}"
+    subprocess.run(["dpkg-deb", "-e", deb, control], check=True)
+    fakebin = tmp_path / "fakebin"
+    fakebin.mkdir(exist_ok=True)
+    log = tmp_path / "alternatives.log"
+    log.unlink(missing_ok=True)
+    (fakebin / "update-alternatives").write_text(f'#!/bin/sh\necho "$*" >> {log}\n')
+    (fakebin / "update-alternatives").chmod(0o755)
+    env = dict(os.environ, PATH=f"{fakebin}:{os.environ['PATH']}")
+    result = subprocess.run(["sh", control / script, *args], env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    return log.read_text().splitlines() if log.exists() else []
+
+
+@pytest.mark.parametrize("package", ["rocm-core", "rocm-core6.2.4"])
+def test_rocm_core_registers_and_removes_the_opt_rocm_alternative(apt624, tmp_path, package):
+    deb = download(apt624, tmp_path, package)
+    assert run_maintainer_script(deb, "postinst", ["configure", ""], tmp_path) == \
+        ["--install /opt/rocm rocm /opt/rocm-6.2.4 620000000"]
+    assert run_maintainer_script(deb, "postinst", ["abort-upgrade", "1"], tmp_path) == []
+    for action in ("remove", "upgrade", "deconfigure"):
+        assert run_maintainer_script(deb, "prerm", [action], tmp_path) == ["--remove rocm /opt/rocm-6.2.4"]
+    assert run_maintainer_script(deb, "prerm", ["failed-upgrade", "1"], tmp_path) == []
+
+
+def test_alternative_priority_orders_releases():
+    import build_mirror
+
+    priorities = [build_mirror.alternatives_priority(r["version"]) for r in recipes.RELEASES]
+    assert priorities == sorted(priorities) and len(set(priorities)) == len(priorities)
+    assert max(priorities) < 2**31
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Fake tools print the real captures
+
+@pytest.fixture
+def tools(apt624, tmp_path):
+    root = tmp_path / "root"
+    for package in ("rocminfo", "rocm-smi-lib", "amd-smi-lib", "hipcc"):
+        subprocess.run(["dpkg-deb", "-x", download(apt624, tmp_path, package), root], check=True)
+    profile = tmp_path / "profile"
+
+    def run_tool(tool, *args, profile_name=None):
+        env = dict(os.environ, GPULAB_FIXTURE_PROFILE_FILE=str(profile))
+        if profile_name is None:
+            profile.unlink(missing_ok=True)
+        else:
+            profile.write_text(profile_name + "\n")
+        return subprocess.run([root / "opt/rocm-6.2.4/bin" / tool, *args], capture_output=True, env=env,
+                              check=False)
+
+    return run_tool
+
+
+def capture(name):
+    return (CAPTURES / name).read_bytes()
+
+
+def test_rocminfo_prints_the_rx6900xt_capture(tools):
+    result = tools("rocminfo", profile_name="rx6900xt")
+    assert (result.returncode, result.stdout, result.stderr) == \
+        (0, capture("rocminfo/gfx1030-rx6900xt-rocm6.4.txt"), b"")
+    assert tools("rocminfo", "--support", profile_name="rx6900xt").stdout == result.stdout
+
+
+@pytest.mark.parametrize("profile_name", [None, "no-gpu", "  no-gpu\t"])
+def test_no_gpu_prints_the_real_failures(tools, profile_name):
+    rocminfo = tools("rocminfo", profile_name=profile_name)
+    assert (rocminfo.returncode, rocminfo.stdout) == (1, capture("rocminfo/fail-rock-not-loaded-azure-mi25.txt"))
+    smi = tools("rocm-smi", "--showproductname", "--json", profile_name=profile_name)
+    assert (smi.returncode, smi.stdout, smi.stderr) == \
+        (0, b"", capture("rocm-smi/fail-driver-not-initialized-azure-mi25.txt"))
+    amd = tools("amd-smi", "static", "--json", profile_name=profile_name)
+    assert (amd.returncode, amd.stderr) == (255, capture("amd-smi/fail-version-wsl2-driver-not-initialized.txt"))
+    agents = tools("rocm_agent_enumerator", profile_name=profile_name)
+    assert (agents.returncode, agents.stdout) == (0, b"")
+
+
+def test_rocm_smi_json_and_text(tools):
+    assert tools("rocm-smi", "-a", "--json", profile_name="rx6600").stdout == \
+        capture("rocm-smi/json-showallinfo-rx6600-navi23-jq-reformatted.json")
+    assert tools("rocm-smi", profile_name="rx7600").stdout == capture("rocm-smi/default-rocm7-rx7600.txt")
+    # --json falls back to the text capture when the profile has no JSON one
+    assert tools("rocm-smi", "--json", profile_name="rx7600").stdout == capture("rocm-smi/default-rocm7-rx7600.txt")
+    no_text = tools("rocm-smi", profile_name="rx6700xt")
+    assert no_text.returncode == 2 and b"no capture" in no_text.stderr and b"json" in no_text.stderr
+
+
+def test_amd_smi_subcommands(tools):
+    for sub, name in (("static", "static-json-rx6600-navi23-proxmox-bare-array.json"),
+                      ("metric", "metric-json-rx6600-navi23-proxmox-bare-array.json"),
+                      ("topology", "topology-json-rx6600-single-gpu.json")):
+        result = tools("amd-smi", sub, "--json", profile_name="rx6600")
+        assert (result.returncode, result.stdout) == (0, capture(f"amd-smi/{name}"))
+    assert tools("amd-smi", "list", profile_name="mi300x-vf").stdout == \
+        capture("amd-smi/list-mi300x-vf-azure-rocm7.0.0.txt")
+    assert tools("amd-smi", profile_name="mi300x-vf").stdout == \
+        capture("amd-smi/default-table-mi300x-vf-azure-amdsmi26.0.0-rocm7.0.0.txt")
+    missing = tools("amd-smi", "list", "--json", profile_name="mi300x-vf")
+    assert missing.returncode == 2 and b"list.json" in missing.stderr and b"list.txt" in missing.stderr
+
+
+def test_rocm_agent_enumerator_follows_rocminfo(tools):
+    mi250x = tools("rocm_agent_enumerator", profile_name="mi250x")
+    assert mi250x.stdout.decode().split() == ["gfx000"] * 4 + ["gfx90a"]  # 4 NUMA CPU agents, one GCD
+    assert tools("rocm_agent_enumerator", profile_name="mi300x-vf").stdout == b"gfx000\ngfx942\n"
+    assert tools("rocm_agent_enumerator", profile_name="rx7600").stdout == b"gfx000\ngfx1102\n"
+
+
+def test_profile_without_capture_and_unknown_profile_say_so(tools):
+    navi22 = tools("rocminfo", profile_name="rx6700xt")
+    assert navi22.returncode == 2 and navi22.stdout == b"" and b"no capture" in navi22.stderr
+    unknown = tools("rocminfo", profile_name="rx9999")
+    assert unknown.returncode == 2 and b"unknown profile 'rx9999'" in unknown.stderr
+    assert all(p.encode() in unknown.stderr for p in recipes.PROFILES)
+
+
+def test_every_profile_capture_is_printed(tools):
+    for profile_name, by_tool in recipes.PROFILES.items():
+        for tool, keys in by_tool.items():
+            for key, (path, rc, fd) in keys.items():
+                args = {"default": [], "any": ["--json"] if tool != "rocminfo" else [], "json": ["--json"],
+                        "text": []}.get(key)
+                if args is None:  # amd-smi "<sub>.<fmt>"
+                    sub, fmt = key.split(".")
+                    args = ([] if sub == "default" else [sub]) + (["--json"] if fmt == "json" else [])
+                result = tools(tool, *args, profile_name=profile_name)
+                assert result.returncode == rc, (profile_name, tool, key)
+                assert (result.stdout if fd == 1 else result.stderr) == capture(path), (profile_name, tool, key)
+
+
+def test_hipcc_is_an_honest_stub(tools):
+    version = tools("hipcc", "--version")
+    assert version.returncode == 0 and version.stdout.startswith(b"HIP version: 6.2.41134-")
+    assert b"TEST FIXTURE" in version.stdout
+    compile_ = tools("hipcc", "-o", "x", "x.cpp")
+    assert compile_.returncode == 1 and b"no compiler" in compile_.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Server: faults, hidden files
+
+def http_status(url):
+    try:
+        with urllib.request.urlopen(url, timeout=5) as reply:
+            return reply.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def test_fault_503_takes_a_release_down(server, faults, tmp_path, mirror):
+    base = server["url"]
+    assert http_status(f"{base}/rocm/apt/6.2.4/dists/jammy/InRelease") == 200
+    faults.write_text("# the 6.2.4 repository is down\n503 /rocm/apt/6.2.4/\nnot a fault line\n")
+    assert http_status(f"{base}/rocm/apt/6.2.4/dists/jammy/InRelease") == 503
+    assert http_status(f"{base}/rocm/apt/5.7.1/dists/jammy/InRelease") == 200
+    apt = Apt(tmp_path, [rocm(server, "6.2.4", "jammy")], mirror / "rocm/rocm.gpg.key")
+    result = apt("apt-get", "update")
+    assert "503" in result.stdout + result.stderr
+    assert "rocm-core" not in apt("apt-cache", "pkgnames").stdout.split()
+    faults.unlink()
+    apt.update()
+
+
+def test_fault_404_removes_one_package(apt624, faults, tmp_path):
+    faults.write_text("404 /rocm/apt/6.2.4/pool/main/r/rocblas/\n")
+    broken = apt624("apt-get", "install", "-y", "--download-only", "rocm-hip-sdk")
+    assert broken.returncode != 0 and "404" in broken.stdout + broken.stderr
+    assert "rocblas_4.2.4" in broken.stdout + broken.stderr
+    faults.write_text("")
+    healed = apt624("apt-get", "install", "-y", "--download-only", "rocm-hip-sdk")
+    assert healed.returncode == 0, healed.stderr
+
+
+def test_hidden_files_are_not_served(server):
+    assert http_status(f"{server['url']}/.stamp") == 404
+    assert http_status(f"{server['url']}/rocm/rocm.gpg.key") == 200
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Builder cache
+
+def test_second_build_is_a_cached_noop(mirror, request):
+    stamp_before = (mirror / ".stamp").stat().st_mtime_ns
+    fingerprint = (mirror / "fingerprint").read_text()
+    started = time.monotonic()
+    again = subprocess.run([sys.executable, MIRROR / "build_mirror.py", "--out", mirror], capture_output=True,
+                           text=True, check=True)
+    report(request, f"\ncached mirror build: {time.monotonic() - started:.2f} s wall")
+    assert "is current" in again.stdout
+    assert (mirror / ".stamp").stat().st_mtime_ns == stamp_before
+    assert (mirror / "fingerprint").read_text() == fingerprint
+
+
+def test_builder_reports_missing_tools_clearly(tmp_path):
+    env = dict(os.environ, PATH=str(tmp_path))  # no dpkg-deb, gpg, apt-ftparchive
+    result = subprocess.run([sys.executable, MIRROR / "build_mirror.py", "--out", tmp_path / "www"],
+                            capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 1
+    assert "not found: install the Debian packages dpkg, apt-utils and gnupg" in result.stderr
+    assert "Traceback" not in result.stderr
