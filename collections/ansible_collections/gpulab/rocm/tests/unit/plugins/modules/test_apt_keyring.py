@@ -1,0 +1,75 @@
+"""apt_keyring run by ansible itself against a key file: trusted key written once, untrusted key never written."""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+GPG = shutil.which("gpg")
+ANSIBLE = shutil.which("ansible")
+COLLECTIONS = Path(__file__).resolve().parents[7]
+pytestmark = pytest.mark.skipif(GPG is None or ANSIBLE is None, reason="needs gpg and ansible")
+
+
+def run_module(args, check=False):
+    cmd = [ANSIBLE, "localhost", "-c", "local", "-m", "gpulab.rocm.apt_keyring", "-a", json.dumps(args), "--diff"]
+    if check:
+        cmd.append("--check")
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="0")
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env).stdout
+    return json.loads(out)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+@pytest.fixture(scope="module")
+def key(tmp_path_factory):
+    home = tmp_path_factory.mktemp("gnupg")
+    os.chmod(home, 0o700)
+    base = [GPG, "--homedir", str(home), "--batch"]
+    subprocess.run(base + ["--passphrase", "", "--quick-gen-key", "Mirror <m@example.invalid>", "rsa2048", "sign",
+                           "never"], check=True, capture_output=True)
+    listing = subprocess.run(base + ["--with-colons", "--fingerprint"], check=True, capture_output=True, text=True)
+    fpr = [ln.split(":")[9] for ln in listing.stdout.splitlines() if ln.startswith("fpr:")][0]
+    path = home / "key.asc"
+    path.write_bytes(subprocess.run(base + ["--armor", "--export", fpr], check=True, capture_output=True).stdout)
+    binary = subprocess.run(base + ["--export", fpr], check=True, capture_output=True).stdout
+    return path, fpr, binary
+
+
+def test_trusted_key_is_written_dearmored_once(key, tmp_path):
+    path, fpr, binary = key
+    dest = tmp_path / "keyrings" / "rocm.gpg"
+    args = {"url": path.as_uri(), "dest": str(dest), "fingerprints": [fpr]}
+    check = run_module(args, check=True)
+    assert check["changed"] and not dest.exists()
+    first = run_module(args)
+    assert first["changed"] and first["fingerprints"] == [fpr]
+    assert dest.read_bytes() == binary
+    assert oct(dest.stat().st_mode & 0o777) == "0o644"
+    assert run_module(args)["changed"] is False
+
+
+def test_untrusted_key_writes_nothing_and_says_why(key, tmp_path):
+    path, fpr, _ = key
+    dest = tmp_path / "rocm.gpg"
+    result = run_module({"url": path.as_uri(), "dest": str(dest),
+                         "fingerprints": ["CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"]})
+    assert result["failed"]
+    assert fpr in result["msg"] and "Nothing was changed" in result["msg"]
+    assert not dest.exists()
+
+
+def test_unreachable_key_url(tmp_path):
+    result = run_module({"url": "http://127.0.0.1:9/rocm.gpg.key", "dest": str(tmp_path / "k.gpg"),
+                         "fingerprints": ["CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"], "timeout": 5})
+    assert result["failed"] and "Could not download the signing key" in result["msg"]
+
+
+def test_absent_removes_the_keyring(key, tmp_path):
+    dest = tmp_path / "rocm.gpg"
+    dest.write_bytes(key[2])
+    assert run_module({"dest": str(dest), "state": "absent"})["changed"]
+    assert not dest.exists()
