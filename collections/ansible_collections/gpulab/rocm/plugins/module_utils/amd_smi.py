@@ -101,7 +101,7 @@ def _read_json(text, start):
     if isinstance(data, dict) and 'gpu_data' in data:
         data = data['gpu_data']
     if not isinstance(data, list):
-        raise ParseError('amd-smi JSON output should be an array of GPUs or {"gpu_data": [...]}, got a JSON '
+        raise ParseError('amd-smi JSON output should be an array of GPUs or {{"gpu_data": [...]}}, got a JSON '
                          '{0} with keys {1}.'.format(type(data).__name__, ', '.join(sorted(data)[:5])
                                                       if isinstance(data, dict) else '-'))
     entries = []
@@ -146,8 +146,9 @@ def _read_text(lines):
         indent = len(line) - len(line.lstrip())
         key, sep, value = line.strip().partition(':')
         if not sep or ' ' in key:
-            if last is not None and isinstance(last[0].get(last[1]), str):
-                last[0][last[1]] += ' ' + line.strip()  # continuation of a wrapped list
+            value = last[0].get(last[1]) if last else None
+            if isinstance(value, str) and value.startswith('[') and not value.endswith(']'):
+                last[0][last[1]] += ' ' + line.strip()  # a list wrapped over several lines
                 continue
             raise ParseError('amd-smi text output has a line that is not "KEY: value": {0!r}'.format(line[:60]))
         while len(stack) > 1 and stack[-1][0] >= indent:

@@ -33,6 +33,19 @@ def parse_link_speed(text):
     return float(match.group(1)) if match else None
 
 
+def parse_pp_dpm_pcie(text):
+    """amdgpu's PCIe DPM levels ('1: 16.0GT/s, x8 1143Mhz *'): (speed GT/s, width) of the level marked '*'.
+
+    amdgpu reports the link it negotiated with the slot here, also behind an on-package switch.
+    """
+    for line in (text or '').splitlines():
+        if line.rstrip().endswith('*'):
+            match = re.search(r'(\d+(?:\.\d+)?)\s*GT/s,?\s*x(\d+)', line)
+            if match:
+                return float(match.group(1)), int(match.group(2))
+    return None, None
+
+
 def parse_kfd_properties(text):
     """KFD topology `properties` ('key value' per line, decimal, some 64-bit) -> {key: int}."""
     values = {}
@@ -112,6 +125,7 @@ def link_facts(real_dir):
     slot does not. `degraded_links` names every function whose link runs below its maximum.
     """
     own = _link_of(real_dir)
+    dpm_speed, dpm_width = parse_pp_dpm_pcie(_read(os.path.join(real_dir, 'pp_dpm_pcie')))
     path = [(os.path.basename(real_dir), own)]
     parent = os.path.dirname(real_dir)
     while _BDF_DIR.match(os.path.basename(parent)):
@@ -135,6 +149,7 @@ def link_facts(real_dir):
     else:
         facts.update(effective_speed_gts=None, effective_width=None, narrowest_bdf=None, degraded=None)
     facts['degraded_links'] = [bdf for bdf, link in path if _degraded(link)]
+    facts['dpm_speed_gts'], facts['dpm_width'] = dpm_speed, dpm_width
     return facts
 
 

@@ -387,6 +387,9 @@ def parse_rocm_smi(text):
         result = _parse_csv(text)
     elif json_at >= 0 and text[json_at] == '{':
         result = _parse_json(text, json_at)
+    elif json_at >= 0 and text.lstrip().startswith('['):
+        raise ParseError('rocm-smi JSON is an object keyed by card0..cardN, this is a JSON array: amd-smi prints '
+                         'those, read it with gpulab.rocm.amd_smi_facts.')
     elif re.search(r"^GPU\[\d+\]", text, re.M):
         result = _parse_kv(text)
     elif header_at is not None:

@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Test helpers for the GPU facts: the captured outputs, and running a module's main() in-process."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import contextlib
+import json
+import os
+
+from unittest import mock
+
+from ansible.module_utils import basic
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'plugins', 'module_utils', 'fixtures')
+
+
+def fixture_path(name):
+    return os.path.join(FIXTURES, name)
+
+
+def fixture(name):
+    """A captured output as text (the tools print UTF-8: rocm-smi's degree sign)."""
+    with open(fixture_path(name), 'rb') as handle:
+        return handle.read().decode('utf-8')
+
+
+def fixture_names(tool):
+    return sorted(os.listdir(os.path.join(FIXTURES, tool)))
+
+
+class ModuleExit(Exception):
+    """exit_json or fail_json was called; .result holds what the module returned."""
+
+    def __init__(self, result):
+        super(ModuleExit, self).__init__(result.get('msg', ''))
+        self.result = result
+
+
+@contextlib.contextmanager
+def module_args(args):
+    """Hand args to AnsibleModule; ansible-core 2.19 also needs the serialization profile set."""
+    try:
+        from ansible.module_utils.testing import patch_module_args
+    except ImportError:  # ansible-core < 2.19
+        with mock.patch.object(basic, '_ANSIBLE_ARGS', json.dumps({'ANSIBLE_MODULE_ARGS': args}).encode()):
+            yield
+        return
+    with patch_module_args(args):
+        yield
+
+
+def run_module(main, args, run_command=None, bin_path='/opt/rocm/bin/tool'):
+    """Run a module's main() with run_command and get_bin_path patched; returns (result, run_command mock).
+
+    The result holds what exit_json or fail_json got, plus `failed` and the module's `warnings`.
+
+    run_command: a list of (rc, stdout, stderr) answered in order, a callable(args) -> (rc, stdout, stderr), or
+    'real' to run the commands for real (get_bin_path is then not patched either).
+    bin_path: what get_bin_path returns (None: the tool is missing).
+    """
+    calls = list(run_command) if isinstance(run_command, (list, tuple)) else None
+
+    def fake_run(self, argv, *unused_args, **unused_kwargs):
+        if callable(run_command):
+            return run_command(argv)
+        if not calls:
+            raise AssertionError('unexpected run_command({0!r})'.format(argv))
+        return calls.pop(0)
+
+    warnings = []
+
+    def exit_json(self, **result):
+        result.update(failed=False, warnings=warnings)
+        raise ModuleExit(result)
+
+    def fail_json(self, msg, **result):
+        result.update(msg=msg, failed=True, warnings=warnings)
+        raise ModuleExit(result)
+
+    if run_command == 'real':
+        fake_run, find = basic.AnsibleModule.run_command, basic.AnsibleModule.get_bin_path
+    else:
+        def find(*unused, **unused_kwargs):
+            return bin_path
+    with module_args(args), \
+            mock.patch.object(basic.AnsibleModule, 'run_command', autospec=True, side_effect=fake_run) as runner, \
+            mock.patch.object(basic.AnsibleModule, 'get_bin_path', autospec=True, side_effect=find), \
+            mock.patch.object(basic.AnsibleModule, 'exit_json', exit_json), \
+            mock.patch.object(basic.AnsibleModule, 'fail_json', fail_json), \
+            mock.patch.object(basic.AnsibleModule, 'warn', lambda self, warning: warnings.append(warning)):
+        try:
+            main()
+        except ModuleExit as done:
+            return done.result, runner
+    raise AssertionError('the module returned without exit_json or fail_json')
