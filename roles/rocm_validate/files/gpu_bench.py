@@ -189,6 +189,11 @@ class PowerSampler:
 # ---------------------------------------------------------------------------------------------------------------
 # Timing.
 
+def sig(value, digits=5):
+    """value to `digits` significant digits: fixed decimals would round a tiny CPU figure to 0."""
+    return float("%.*g" % (digits, value))
+
+
 def synchronize(torch, device):
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -237,7 +242,7 @@ def with_power(result, power, window, figure, per_watt_key):
         return result
     result.update(power.window(*window))
     avg = result["power_avg_w"]
-    result[per_watt_key] = round(figure / avg, 4) if avg else None
+    result[per_watt_key] = sig(figure / avg) if avg else None
     return result
 
 
@@ -280,7 +285,7 @@ def bench_gemm(torch, device, args, power):
                                       args.min_iters, args.min_seconds)
         flop = 2.0 * n ** 3
         median = flop / statistics.median(times) / 1e12
-        result = {"tflops_best": round(flop / min(times) / 1e12, 3), "tflops_median": round(median, 3),
+        result = {"tflops_best": sig(flop / min(times) / 1e12), "tflops_median": sig(median),
                   "iterations": len(times)}
         results[name] = with_power(result, power, window, median * 1000.0, "gflops_per_watt")
         del a, b, c
@@ -303,7 +308,7 @@ def bench_bandwidth(torch, device, args):
         figures = {"h2d_gbps_best": gbps["best"], "h2d_gbps_median": gbps["median"],
                    "d2h_gbps_best": gbps["best"], "d2h_gbps_median": gbps["median"]}
         out["note"] = "cpu device: host-to-host copies, no pinned memory"
-        out["pinned"] = {k: round(v, 3) for k, v in figures.items()}
+        out["pinned"] = {k: sig(v) for k, v in figures.items()}
         out["pageable"] = dict(out["pinned"])
         return out
     dev_buf = torch.empty(nbytes, dtype=torch.uint8, device=device)
@@ -313,8 +318,8 @@ def bench_bandwidth(torch, device, args):
         for direction, step in (("h2d", lambda: dev_buf.copy_(host, non_blocking=pinned)),
                                 ("d2h", lambda: host.copy_(dev_buf, non_blocking=pinned))):
             times, _, _ = timed_loop(torch, device, step, args.warmup, args.min_iters, args.min_seconds / 4)
-            result[direction + "_gbps_best"] = round(nbytes / min(times) / 1e9, 3)
-            result[direction + "_gbps_median"] = round(nbytes / statistics.median(times) / 1e9, 3)
+            result[direction + "_gbps_best"] = sig(nbytes / min(times) / 1e9)
+            result[direction + "_gbps_median"] = sig(nbytes / statistics.median(times) / 1e9)
         out[kind] = result
         del host
     del dev_buf
@@ -438,8 +443,8 @@ def bench_resnet50(torch, device, args, power):
                                       torch.nn.functional.cross_entropy, precision)
     rate = batch * len(times) / total
     result = {"batch_size": batch, "image_size": size, "precision": precision, "channels_last": channels_last,
-              "optimizer": "SGD", "iterations": len(times), "images_per_s": round(rate, 2),
-              "step_ms_median": round(statistics.median(times) * 1000, 3)}
+              "optimizer": "SGD", "iterations": len(times), "images_per_s": sig(rate),
+              "step_ms_median": sig(statistics.median(times) * 1000)}
     return with_power(result, power, window, rate, "images_per_s_per_watt")
 
 
@@ -465,8 +470,8 @@ def bench_bert(torch, device, args, power):
     result = {"batch_size": batch, "seq_len": seq, "layers": args.bert_layers, "hidden": args.bert_hidden,
               "heads": args.bert_heads, "ffn": args.bert_ffn, "vocab": vocab, "precision": precision,
               "optimizer": "AdamW", "parameters": sum(p.numel() for p in model.parameters()),
-              "iterations": len(times), "samples_per_s": round(rate, 2),
-              "step_ms_median": round(statistics.median(times) * 1000, 3)}
+              "iterations": len(times), "samples_per_s": sig(rate),
+              "step_ms_median": sig(statistics.median(times) * 1000)}
     return with_power(result, power, window, rate, "samples_per_s_per_watt")
 
 

@@ -1,0 +1,147 @@
+"""The rocm_validate role through ansible-playbook -c local against localhost: threshold evaluation of canned and
+real reports (pass, fail listing every figure, unknown model), check mode, bad input, and a full tiny CPU run
+(copy, run, fetch, evaluate) whose second run changes nothing."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PLAYBOOK = REPO / "playbooks" / "validate.yml"
+REPORTS = REPO / "collections/ansible_collections/gpulab/rocm/tests/unit/plugins/filter/fixtures"
+H200 = REPORTS / "gpu_bench-nvidia-h200-2026-11-29.json"
+RX6900XT = REPORTS / "gpu_bench-rx6900xt-canned-slow-resnet50.json"
+CPU_TINY = REPORTS / "gpu_bench-cpu-tiny.json"
+ANSIBLE_PLAYBOOK = Path(sys.executable).with_name("ansible-playbook")
+
+pytestmark = pytest.mark.skipif(not ANSIBLE_PLAYBOOK.exists(), reason="ansible-playbook is not beside this python")
+
+
+def playbook(tmp_path, *extra, check=False):
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    args = [str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "localhost,", str(PLAYBOOK),
+            "-e", "rocm_validate_hosts=localhost", "-e", "ansible_python_interpreter=%s" % sys.executable,
+            "-e", "rocm_validate_fetch_dest=%s" % (tmp_path / "reports"),
+            "-e", "rocm_validate_remote_dir=%s" % (tmp_path / "remote"), *extra]
+    if check:
+        args += ["--check", "--diff"]
+    proc = subprocess.run(args, cwd=str(REPO), env=env, capture_output=True, text=True, timeout=600, check=False)
+    return proc, proc.stdout + proc.stderr
+
+
+def recap(output):
+    match = re.search(r"localhost\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", output)
+    assert match, output
+    return {"ok": int(match[1]), "changed": int(match[2]), "failed": int(match[3])}
+
+
+def test_real_h200_report_passes(tmp_path):
+    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % H200)
+    assert proc.returncode == 0, out
+    assert recap(out)["failed"] == 0
+    assert "model: NVIDIA H200" in out and "gemm_bf16_tflops_median: 664.155" in out
+    # evaluating a given report touches nothing on the host
+    assert not (tmp_path / "remote").exists() and not (tmp_path / "reports").exists()
+
+
+def test_canned_slow_rx6900xt_fails_naming_the_figure(tmp_path):
+    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % RX6900XT)
+    assert proc.returncode == 2, out
+    assert recap(out)["failed"] == 1
+    assert "localhost failed GPU validation, 1 figure(s) under threshold" in out
+    assert "resnet50_images_per_s = 290.4 is under its threshold 312" in out
+    assert "bert_samples_per_s" not in out.split("failed GPU validation")[1]
+
+
+def test_every_failing_figure_is_listed(tmp_path):
+    """Thresholds over every figure of the real H200 report, given as extra vars: all of them are named."""
+    figures = json.loads(H200.read_text())["figures"]
+    thresholds = {"NVIDIA H200": {name: value * 10 for name, value in figures.items()}}
+    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % H200,
+                         "-e", json.dumps({"rocm_validate_thresholds": thresholds}))
+    assert proc.returncode == 2, out
+    message = out.split("failed GPU validation, ", 1)[1]
+    assert message.startswith("%d figure(s) under threshold" % len(figures))
+    for name in figures:
+        assert name + " = " in message, name
+
+
+def test_warn_only_does_not_fail(tmp_path):
+    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % RX6900XT,
+                         "-e", "rocm_validate_fail_on_threshold=false")
+    assert proc.returncode == 0, out
+    assert "resnet50_images_per_s = 290.4 is under its threshold 312" in out
+
+
+def test_unknown_model_reports_only_or_fails_by_policy(tmp_path):
+    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % CPU_TINY)
+    assert proc.returncode == 0, out
+    assert "none for this model: report only" in out
+    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % CPU_TINY,
+                         "-e", "rocm_validate_unknown_model=fail")
+    assert proc.returncode == 2, out
+    assert "no thresholds for GPU model 'cpu'" in out
+
+
+def test_check_mode_still_evaluates_a_given_report(tmp_path):
+    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % RX6900XT, check=True)
+    assert proc.returncode == 2, out
+    assert "resnet50_images_per_s = 290.4" in out
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["-e", "rocm_validate_report_src=/nonexistent/report.json"], "must be an existing"),
+    (["-e", "rocm_validate_unknown_model=ignore"], "rocm_validate_unknown_model"),
+    (["-e", '{"rocm_validate_thresholds": {"NVIDIA H200": [600]}}'], "must map GPU model names"),
+    (["-e", '{"rocm_validate_gemm_enabled": false, "rocm_validate_bandwidth_enabled": false, '
+            '"rocm_validate_resnet50_enabled": false, "rocm_validate_bert_enabled": false}'],
+     "enable at least one benchmark"),
+])
+def test_bad_settings_fail_before_anything_runs(tmp_path, extra, message):
+    proc, out = playbook(tmp_path, *extra)
+    assert proc.returncode == 2, out
+    assert message in out
+    assert not (tmp_path / "remote").exists()
+
+
+def test_bad_report_gives_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema_version": 1, "figures": {}}))
+    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % bad)
+    assert proc.returncode == 2, out
+    assert "the validation report has no device.name" in out
+
+
+@pytest.fixture(name="torch_python")
+def fixture_torch_python():
+    pytest.importorskip("torch", reason="torch is pinned in requirements-validate.txt")
+    return sys.executable
+
+
+def test_tiny_cpu_run_end_to_end_and_idempotent(tmp_path, torch_python):
+    extra = ["-e", "rocm_validate_python=%s" % torch_python, "-e", "rocm_validate_tiny=true"]
+    proc, out = playbook(tmp_path, *extra, check=True)
+    assert proc.returncode == 0, out
+    assert "Check mode runs no benchmark" in out
+    assert not (tmp_path / "reports").exists()
+
+    proc, out = playbook(tmp_path, *extra)
+    assert proc.returncode == 0, out
+    first = recap(out)
+    assert first["failed"] == 0 and first["changed"] == 2  # the folder and the script, nothing else
+    report = json.loads((tmp_path / "reports" / "localhost.json").read_text())
+    assert report["device"]["name"] == "cpu" and report["config"]["tiny"] is True
+    assert report["errors"] == {} and report["figures"]["resnet50_images_per_s"] > 0
+
+    proc, out = playbook(tmp_path, *extra)
+    assert proc.returncode == 0, out
+    assert recap(out)["changed"] == 0
+    proc, out = playbook(tmp_path, *extra, check=True)
+    assert proc.returncode == 0, out
+    assert recap(out)["changed"] == 0
