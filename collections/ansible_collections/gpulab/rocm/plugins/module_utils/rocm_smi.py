@@ -182,9 +182,6 @@ def _parse_json(text, start):
     except ValueError as exc:
         raise ParseError('rocm-smi JSON output is cut short or damaged ({0}). Save the whole output of `rocm-smi '
                          '--json` and try again.'.format(exc))
-    if not isinstance(data, dict):
-        raise ParseError('rocm-smi JSON output should be an object keyed by card0..cardN, got a {0}.'.format(
-            type(data).__name__))
     result = _result('json')
     system = data.get('system')
     if isinstance(system, dict):

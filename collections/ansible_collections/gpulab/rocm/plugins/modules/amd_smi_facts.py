@@ -24,7 +24,7 @@ description:
     C(driver not initialized), C(Unable to detect any GPU devices)) give C(gpu_count=0) and an C(error), or a
     failure with O(fail_on_no_gpu=true). Output in no known form gives a failed result with the reason.
 author:
-  - gpulab.rocm contributors
+  - gpulab.rocm contributors (@gpulab)
 extends_documentation_fragment:
   - gpulab.rocm.gpu_facts
   - gpulab.rocm.gpu_facts.tool

@@ -22,7 +22,7 @@ description:
   - Tells whether it runs in a container (C(/.dockerenv), C(/run/.containerenv), C(container=) in the environment
     of PID 1, or container names in its cgroup).
 author:
-  - gpulab.rocm contributors
+  - gpulab.rocm contributors (@gpulab)
 extends_documentation_fragment:
   - gpulab.rocm.gpu_facts
 options:
@@ -112,7 +112,8 @@ ansible_facts:
               type: str
               sample: '0x030000'
             class_name:
-              description: C(VGA compatible controller), C(3D controller), C(Display controller) or C(Processing accelerators).
+              description:
+                - C(VGA compatible controller), C(3D controller), C(Display controller) or C(Processing accelerators).
               type: str
             name:
               description: Product name from the id table; null for ids the table does not know.
@@ -151,7 +152,9 @@ ansible_facts:
                   description: The function's own maximum link width.
                   type: int
                 upstream_bdf:
-                  description: The topmost PCI function below the root port when it is not the GPU itself (an on-package switch's upstream port).
+                  description:
+                    - The topmost PCI function below the root port, when it is not the GPU itself (the upstream port
+                      of an on-package switch); its link is the slot link.
                   type: str
                 upstream_current_speed_gts:
                   description: Current speed of the slot link, as that function reports it.

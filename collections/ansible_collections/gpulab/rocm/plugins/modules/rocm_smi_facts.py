@@ -27,7 +27,7 @@ description:
     status 0) and C(No AMD GPUs specified) give C(gpu_count=0) and an C(error), or a failure with
     O(fail_on_no_gpu=true). Output in no known form gives a failed result with the reason.
 author:
-  - gpulab.rocm contributors
+  - gpulab.rocm contributors (@gpulab)
 extends_documentation_fragment:
   - gpulab.rocm.gpu_facts
   - gpulab.rocm.gpu_facts.tool

@@ -22,7 +22,7 @@ description:
     that says what is wrong and what to do, or a failure with O(fail_on_no_gpu=true).
   - Output that is not C(rocminfo) output, or is cut inside an agent, gives a failed result with the reason.
 author:
-  - gpulab.rocm contributors
+  - gpulab.rocm contributors (@gpulab)
 extends_documentation_fragment:
   - gpulab.rocm.gpu_facts
   - gpulab.rocm.gpu_facts.tool

@@ -275,6 +275,33 @@ def test_six_rx470_mining_rig(roots):
                                                               '08:00.0']
 
 
+def test_nvidia_h200_in_a_vm_container(roots, tmp_path):
+    # sysfs/h200-vm-container-sysfs-gpu-functions.txt: every file gpu_pci_facts reads, captured on the lent H200
+    # machine, where the module itself reported the same facts (docs/facts.md shows that run).
+    text = fixture('sysfs/h200-vm-container-sysfs-gpu-functions.txt')
+    path = re.search(r'^== (\S+) -> /sys/devices/(\S+)$', text, re.M)
+    values = dict(re.findall(r'^(\w+): (.*)$', text.split('\ntop:')[0], re.M))
+    driver = values.pop('driver').rsplit('/', 1)[1]
+    add_function(roots[0], path.group(2).split('/'), driver=driver, extra=values)
+    (tmp_path / 'root' / '.dockerenv').write_text('')  # "-rwxr-xr-x 1 root root 0 ... /.dockerenv"
+    (tmp_path / 'proc' / '1' / 'cgroup').write_text(re.search(r'/proc/1/cgroup:\n(.*)\n', text).group(1) + '\n')
+    (tmp_path / 'proc' / '1' / 'environ').unlink()  # not readable there
+    facts = gather(roots)
+    assert (facts['nvidia_present'], facts['nvidia_count'], facts['amd_count']) == (True, 1, 0)
+    gpu = facts['nvidia'][0]
+    assert (gpu['bdf'], gpu['device_id'], gpu['name'], gpu['class_name'], gpu['driver']) == (
+        '0000:00:06.0', '0x2335', 'NVIDIA H200', '3D controller', 'nvidia')
+    assert (gpu['subsystem_vendor_id'], gpu['subsystem_device_id'], gpu['revision']) == ('0x10de', '0x18bf', '0xa1')
+    assert gpu['numa_node'] is None and gpu['gfx_target'] is None
+    link = gpu['link']
+    assert (link['current_speed_gts'], link['current_width'], link['max_speed_gts'], link['max_width']) == (
+        32.0, 16, 32.0, 16)
+    assert link['degraded'] is False and link['upstream_bdf'] is None  # directly on the VM's host bridge
+    assert (facts['in_container'], facts['container_type'], facts['container_hints']) == (True, 'docker',
+                                                                                         ['/.dockerenv'])
+    assert facts['kfd_present'] is False
+
+
 # --- KFD topology ---------------------------------------------------------------------------------------------
 
 def add_kfd_node(sysfs, number, properties, io_links=()):

@@ -35,8 +35,8 @@ def facts_of(result, key):
 # --- rocminfo_facts -------------------------------------------------------------------------------------------
 
 def test_rocminfo_listing():
-    result, runner = run_module(rocminfo_facts.main, {}, [(0, fixture('rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt'), '')],
-                                bin_path=ROCMINFO)
+    text = fixture('rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt')
+    result, runner = run_module(rocminfo_facts.main, {}, [(0, text, '')], bin_path=ROCMINFO)
     runner.assert_called_once()
     assert runner.call_args[0][1] == [ROCMINFO]
     facts = facts_of(result, 'rocminfo')
@@ -170,7 +170,8 @@ def test_rocm_smi_src_detects_the_form(name, form, count):
 
 
 def test_rocm_smi_src_garbage():
-    result, _runner = run_module(rocm_smi_facts.main, {'src': fixture_path('amd-smi/list-2x-mi210-rocm6.3.3-unique-uuids.txt')}, [])
+    saved = fixture_path('amd-smi/list-2x-mi210-rocm6.3.3-unique-uuids.txt')
+    result, _runner = run_module(rocm_smi_facts.main, {'src': saved}, [])
     assert result['failed'] is True and 'not rocm-smi output' in result['msg']
 
 
