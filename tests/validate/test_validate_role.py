@@ -145,3 +145,39 @@ def test_tiny_cpu_run_end_to_end_and_idempotent(tmp_path, torch_python):
     proc, out = playbook(tmp_path, *extra, check=True)
     assert proc.returncode == 0, out
     assert recap(out)["changed"] == 0
+
+
+@pytest.mark.parametrize("rocm_version, index", [
+    ("6.2.4", "rocm6.2.4"),  # the point release with its own index (rocm-reference.md 8.1)
+    ("6.2", "rocm6.2"),
+    ("6.1.3", "rocm6.1"),
+    ("6.3.1", "rocm6.3"),
+    ("6.4.0", "rocm6.4"),
+    ("7.1", "rocm7.1"),
+])
+def test_wheel_index_follows_the_rocm_version(tmp_path, rocm_version, index):
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "localhost,",
+                           str(Path(__file__).with_name("index_url.yml")), "-e", "rocm_version=%s" % rocm_version,
+                           "-e", "ansible_python_interpreter=%s" % sys.executable],
+                          cwd=str(REPO), env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the host part is the role default's; what varies is the index folder
+    assert re.findall(r"INDEX=https://\S+/whl/(rocm[0-9.]+)\"?$", proc.stdout, re.M) == [index]
+
+
+def test_argument_specs_mirror_defaults():
+    yaml = pytest.importorskip("yaml")
+    role = REPO / "roles" / "rocm_validate"
+    defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())
+    options = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+    assert set(defaults) == set(options)
+    for name, value in defaults.items():
+        assert options[name].get("default") == value, name
+
+
+def test_readme_shows_the_defaults_as_they_are():
+    role = REPO / "roles" / "rocm_validate"
+    body = (role / "defaults" / "main.yml").read_text().split("---\n", 1)[1].rstrip("\n")
+    assert "```yaml\n%s\n```" % body in (role / "README.md").read_text()
