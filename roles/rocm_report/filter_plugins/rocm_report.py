@@ -1,0 +1,328 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fleet report records built from the gpulab.rocm facts modules (schema: docs/fleet-report.md).
+
+rocm_report_host: one host's record from what the role gathered on it (rocminfo_facts, rocm_smi_facts,
+amd_smi_facts, gpu_pci_facts results and two version files). rocm_report_fleet: the whole report from the records.
+Pure functions over plain data: tests/report/test_fleet_report.py feeds them the modules' output on real captures.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+
+try:
+    from collections.abc import Mapping
+except ImportError:  # Python 2 controller-side sanity runs
+    from collections import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+SCHEMA_VERSION = 1
+UNREACHABLE = 'no facts: the host was unreachable, or failed before the report tasks ran (see the play recap)'
+# The ROCm tools, in the order they are trusted for GPU rows: rocminfo lists what the HSA runtime can use.
+TOOLS = (('rocminfo', 'rocminfo'), ('rocm_smi', 'rocm-smi'), ('amd_smi', 'amd-smi'))
+
+
+def _bus(address):
+    """PCI address in sysfs form (0000:03:00.0); rocm-smi prints upper case, old tools omit the domain."""
+    if not address:
+        return None
+    address = str(address).strip().lower()
+    return '0000:' + address if address.count(':') == 1 else address
+
+
+def _facts(result, key):
+    """The facts of one module result (registered), or None when the module failed or did not run."""
+    if not isinstance(result, Mapping) or result.get('skipped'):
+        return None
+    facts = (result.get('ansible_facts') or {}).get(key)
+    return facts if isinstance(facts, Mapping) else None
+
+
+def _failure(result, key, label):
+    """Why a module gave no facts. The role registers with failed_when: false, so `failed` is false there."""
+    if not isinstance(result, Mapping) or result.get('skipped') or _facts(result, key) is not None:
+        return None
+    return '%s failed: %s' % (label, result.get('msg') or 'no facts and no message')
+
+
+def _version_file(result):
+    """Text of a file read by ansible.builtin.slurp, or None when it was not there."""
+    if not isinstance(result, Mapping) or result.get('failed') or not result.get('content'):
+        return None
+    text = base64.b64decode(result['content']).decode('utf-8', 'replace').strip()
+    return text.splitlines()[0].strip() if text else None
+
+
+def _link_from_pci(device):
+    """The link that limits the GPU (gpu_pci_facts' narrowest link on the path from the root port)."""
+    link = device.get('link') or {}
+    narrowest = link.get('narrowest_bdf')
+    if narrowest and narrowest == link.get('upstream_bdf'):
+        max_speed, max_width = link.get('upstream_max_speed_gts'), link.get('upstream_max_width')
+    elif narrowest == device.get('bdf'):
+        max_speed, max_width = link.get('max_speed_gts'), link.get('max_width')
+    else:  # a link in the middle of the path: its maximum is not in the facts
+        max_speed = max_width = None
+    return {
+        'speed_gts': link.get('effective_speed_gts'),
+        'width': link.get('effective_width'),
+        'max_speed_gts': max_speed,
+        'max_width': max_width,
+        'degraded': link.get('degraded'),
+        'degraded_links': list(link.get('degraded_links') or []),
+        'at': narrowest,
+        'source': 'sysfs' if link.get('effective_width') is not None else None,
+    }
+
+
+def _link_from_tools(records):
+    """Current (and, from amd-smi, maximum) link as the ROCm tools print it: shown, never judged.
+
+    Navi and MI300 GPUs report their on-package switch link there (the RX 6600 capture: x8 card, max x16),
+    so only the sysfs path (gpu_pci_facts) decides whether a link is degraded.
+    """
+    for label, gpu in records:
+        if gpu.get('link_width') is not None or gpu.get('link_speed_gts') is not None:
+            return {
+                'speed_gts': gpu.get('link_speed_gts'), 'width': gpu.get('link_width'),
+                'max_speed_gts': gpu.get('max_link_speed_gts'), 'max_width': gpu.get('max_link_width'),
+                'degraded': None, 'degraded_links': [], 'at': None, 'source': label,
+            }
+    return {'speed_gts': None, 'width': None, 'max_speed_gts': None, 'max_width': None, 'degraded': None,
+            'degraded_links': [], 'at': None, 'source': None}
+
+
+def _first(records, *keys):
+    for key in keys:
+        for _label, gpu in records:
+            if gpu.get(key) not in (None, ''):
+                return gpu[key]
+    return None
+
+
+def _match(rows, gpus):
+    """Pair each row with one of gpus: by PCI address, then unique id, then by order when gpus give neither.
+
+    Returns the unmatched gpus.
+    """
+    by_bus = {}
+    by_uid = {}
+    for gpu in gpus:
+        bus = _bus(gpu.get('pci_bus') or gpu.get('pcie_bus') or gpu.get('bdf'))
+        if bus:
+            by_bus.setdefault(bus, gpu)
+        if gpu.get('unique_id'):
+            by_uid.setdefault(gpu['unique_id'], gpu)
+    matched = []
+    pairs = []
+    for row in rows:
+        gpu = by_bus.get(row['pci_bus']) if row['pci_bus'] else None
+        if gpu is None and row['unique_id']:
+            gpu = by_uid.get(row['unique_id'])
+        pairs.append(gpu)
+        if gpu is not None:
+            matched.append(id(gpu))
+    # rocm-smi's concise table prints no address: same count, same order is all there is to go on.
+    if not by_bus and not by_uid and len(gpus) == len(rows):
+        return list(zip(rows, gpus)), []
+    return list(zip(rows, pairs)), [gpu for gpu in gpus if id(gpu) not in matched]
+
+
+def _new_row(label, gpu, vendor='AMD'):
+    return {
+        'vendor': vendor,
+        'pci_bus': _bus(gpu.get('pci_bus') or gpu.get('pcie_bus') or gpu.get('bdf')),
+        'unique_id': gpu.get('unique_id'),
+        '_records': [(label, gpu)],
+    }
+
+
+def _finish_row(row, pci):
+    records = row.pop('_records')
+    tools = [(label, gpu) for label, gpu in records if label != 'pci']
+    row['model'] = (_first(tools, 'marketing_name', 'product_name') or (pci or {}).get('name')
+                    or ('unknown device %s' % (_first(tools, 'device_id') or (pci or {}).get('device_id') or '?')))
+    row['gfx_target'] = _first(tools, 'gfx_target') or (pci or {}).get('gfx_target')
+    row['target_id'] = _first(tools, 'target_id')
+    row['vram_bytes'] = _first(tools, 'vram_bytes', 'vram_total_bytes')
+    row['driver'] = (pci or {}).get('driver')
+    row['sriov_vf'] = _first(tools, 'sriov_vf') if pci is None else pci.get('sriov_vf')
+    row['link'] = _link_from_pci(pci) if pci and (pci.get('link') or {}).get('effective_width') is not None \
+        else _link_from_tools(tools)
+    row['seen_by'] = sorted(set(label for label, _gpu in records) | ({'pci'} if pci else set()))
+    row['problems'] = []
+    if row['link']['degraded']:
+        link = row['link']
+        row['problems'].append('PCIe link degraded: %s x%s, capable of %s x%s (at %s)' % (
+            _gts(link['speed_gts']), link['width'], _gts(link['max_speed_gts']), link['max_width'],
+            ', '.join(link['degraded_links']) or link['at']))
+    if pci is not None and pci.get('vendor') == 'AMD' and not pci.get('driver'):
+        row['problems'].append('no kernel driver bound (amdgpu not loaded, or it failed on this GPU: see dmesg)')
+    return row
+
+
+def _gts(speed):
+    if speed is None:
+        return '? GT/s'
+    return ('%g GT/s' % speed)
+
+
+def report_host(gathered, name=None, expected_gpu_count=-1, expected_rocm_version=''):
+    """One host's fleet record from the role's registered results (see tasks/gather.yml)."""
+    if not isinstance(gathered, Mapping):
+        raise AnsibleFilterError('rocm_report_host expects the dict that roles/rocm_report/tasks/gather.yml '
+                                 'builds, got %s' % type(gathered).__name__)
+    problems = []
+    facts = {}
+    for key, label in TOOLS + (('gpu_pci', 'gpu_pci_facts'),):
+        result = gathered.get(key)
+        facts[key] = _facts(result, key)
+        failure = _failure(result, key, label if key == 'gpu_pci' else key + '_facts')
+        if failure:
+            problems.append(failure)
+
+    # GPU rows: the first ROCm tool that lists GPUs; the others and sysfs are matched onto them.
+    rows = []
+    reported_kinds = set()
+    for key, label in TOOLS:
+        tool = facts[key]
+        if tool is None:
+            continue
+        error, kind = tool.get('error'), tool.get('error_kind')
+        # A missing rocm-smi/amd-smi is normal (amd-smi came with ROCm 6.0); one root cause is reported once.
+        if error and kind not in reported_kinds and not (key != 'rocminfo' and kind == 'tool_missing'):
+            problems.append(error)
+            reported_kinds.add(kind)
+        gpus = [gpu for gpu in tool.get('gpus') or [] if isinstance(gpu, Mapping)]
+        if not gpus:
+            continue
+        if not rows:
+            rows = [_new_row(label, gpu) for gpu in gpus]
+            continue
+        pairs, unmatched = _match(rows, gpus)
+        for row, gpu in pairs:
+            if gpu is not None:
+                row['_records'].append((label, gpu))
+        if unmatched:
+            problems.append('%s lists %d GPU(s) that %s does not: %s' % (
+                label, len(unmatched), rows[0]['_records'][0][0],
+                ', '.join(_bus(gpu.get('pcie_bus') or gpu.get('pci_bus')) or gpu.get('unique_id') or '?'
+                          for gpu in unmatched)))
+    tool_gpu_count = len(rows)
+
+    pci = facts['gpu_pci'] or {}
+    pci_by_bus = dict((_bus(device.get('bdf')), device) for device in pci.get('devices') or [])
+    finished = []
+    for row in rows:
+        finished.append(_finish_row(row, pci_by_bus.pop(row['pci_bus'], None) if row['pci_bus'] else None))
+    # GPUs on the bus that no ROCm tool lists (no driver, or NVIDIA): rows of their own, from sysfs alone.
+    for bus in sorted(pci_by_bus):
+        device = pci_by_bus[bus]
+        row = _new_row('pci', device, vendor=device.get('vendor') or '?')
+        row['_records'] = []
+        finished.append(_finish_row(row, device))
+    finished.sort(key=lambda row: (row['vendor'] != 'AMD', row['pci_bus'] or '~'))
+
+    rocm_full = _version_file(gathered.get('rocm_version_file'))
+    rocm_version = rocm_full.split('-')[0] if rocm_full else (facts['amd_smi'] or {}).get('rocm_version')
+    driver_version = (_version_file(gathered.get('amdgpu_version_file')) or (facts['rocm_smi'] or {}).get('driver_version')
+                      or (facts['amd_smi'] or {}).get('driver_version') or (facts['rocminfo'] or {}).get('rock_version'))
+
+    expected = _int(expected_gpu_count, 'expected_gpu_count')
+    if expected >= 0 and expected != tool_gpu_count:
+        problems.append('%d AMD GPU(s) found, the inventory expects %d (rocm_verify_expected_gpu_count)'
+                        % (tool_gpu_count, expected))
+    if expected_rocm_version and rocm_version and _release(expected_rocm_version) != _release(rocm_version):
+        problems.append('ROCm %s is installed, the inventory asks for %s (rocm_version)'
+                        % (rocm_version, expected_rocm_version))
+
+    amd_rows = [row for row in finished if row['vendor'] == 'AMD']
+    gpu_problems = ['%s: %s' % (row['pci_bus'] or row['model'], problem) for row in finished for problem in row['problems']]
+    return {
+        'name': name or gathered.get('name'),
+        'reachable': True,
+        'os': gathered.get('os'),
+        'kernel': gathered.get('kernel'),
+        'in_container': pci.get('in_container'),
+        'rocm_version': rocm_version,
+        'rocm_build': rocm_full,
+        'driver_version': driver_version,
+        'gpu_count': tool_gpu_count,
+        'gfx_targets': sorted(set(row['gfx_target'] for row in amd_rows if row['gfx_target'])),
+        'degraded_links': sum(1 for row in finished if row['link']['degraded']),
+        'problems': problems + gpu_problems,
+        'host_problems': problems,
+        'gpus': finished,
+    }
+
+
+def _release(version):
+    """6.2 and 6.2.0 are the same release."""
+    parts = str(version).split('-')[0].split('.')
+    return tuple(parts + ['0'] * (3 - len(parts)))
+
+
+def _int(value, what):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise AnsibleFilterError('rocm_report: %s must be an integer, got %r' % (what, value))
+
+
+def unreachable_host(name):
+    return {
+        'name': name, 'reachable': False, 'os': None, 'kernel': None, 'in_container': None, 'rocm_version': None,
+        'rocm_build': None, 'driver_version': None, 'gpu_count': 0, 'gfx_targets': [], 'degraded_links': 0,
+        'problems': [UNREACHABLE],
+        'host_problems': [UNREACHABLE],
+        'gpus': [],
+    }
+
+
+def report_fleet(records, hosts):
+    """The report: every host of `hosts` in name order, with the records the hosts built (None: unreachable)."""
+    if not isinstance(records, Mapping):
+        raise AnsibleFilterError('rocm_report_fleet expects a dict of host name -> record, got %s'
+                                 % type(records).__name__)
+    entries = []
+    for name in sorted(set(hosts)):
+        record = records.get(name)
+        entries.append(dict(record) if isinstance(record, Mapping) else unreachable_host(name))
+    models = {}
+    for entry in entries:
+        for gpu in entry['gpus']:
+            models[gpu['model']] = models.get(gpu['model'], 0) + 1
+    return {
+        'schema_version': SCHEMA_VERSION,
+        'summary': {
+            'hosts': len(entries),
+            'unreachable': sum(1 for entry in entries if not entry['reachable']),
+            'hosts_with_problems': sum(1 for entry in entries if entry['problems']),
+            'gpus': sum(len(entry['gpus']) for entry in entries),
+            'amd_gpus': sum(entry['gpu_count'] for entry in entries),
+            'degraded_links': sum(entry['degraded_links'] for entry in entries),
+            'models': models,
+        },
+        'hosts': entries,
+    }
+
+
+def report_stats(report):
+    """The set_stats artifact: {host: {gpu_count, gfx_targets, rocm_version, problems}} (docs/fleet-report.md)."""
+    return dict((entry['name'], {'gpu_count': entry['gpu_count'], 'gfx_targets': entry['gfx_targets'],
+                                 'rocm_version': entry['rocm_version'], 'problems': entry['problems']})
+                for entry in report['hosts'])
+
+
+class FilterModule(object):
+    def filters(self):
+        return {
+            'rocm_report_host': report_host,
+            'rocm_report_fleet': report_fleet,
+            'rocm_report_stats': report_stats,
+        }
