@@ -162,13 +162,13 @@ def download(apt, tmp_path, package):
 # ---------------------------------------------------------------------------------------------------------------
 # Signatures, keys and the pin
 
-def test_key_files_and_fingerprint(mirror):
+def test_key_files_and_fingerprint(mirror, tmp_path):
     fingerprint = (mirror / "fingerprint").read_text().strip()
     assert re.fullmatch(r"[0-9A-F]{40}", fingerprint)
 
     def fingerprints(key):
         shown = subprocess.run(["gpg", "--show-keys", "--with-colons", key], capture_output=True, text=True,
-                               check=True, env=dict(os.environ, GNUPGHOME=str(mirror.parent)))
+                               check=True, env=dict(os.environ, GNUPGHOME=str(tmp_path)))
         return [line.split(":")[9] for line in shown.stdout.splitlines() if line.startswith("fpr:")]
 
     assert fingerprints(mirror / "rocm/rocm.gpg.key")[0] == fingerprint
@@ -534,3 +534,34 @@ def test_builder_reports_missing_tools_clearly(tmp_path):
     assert result.returncode == 1
     assert "not found: install the Debian packages dpkg, apt-utils and gnupg" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_mirror_sh_start_env_stop(mirror, tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "www").symlink_to(mirror)  # the module's mirror is current: mirror.sh must not rebuild it
+    env = dict(os.environ, GPULAB_MIRROR_STATE=str(state), PYTHON=sys.executable)
+
+    def mirror_sh(*args):
+        return subprocess.run([MIRROR / "mirror.sh", *args], env=env, capture_output=True, text=True, timeout=60,
+                              check=False)
+
+    try:
+        started = mirror_sh("start")
+        assert started.returncode == 0 and "is current" in started.stdout, started.stdout + started.stderr
+        pid = (state / "pid").read_text()
+        exports = dict(re.findall(r"^export (\w+)=(\S+)$", mirror_sh("env").stdout, re.M))
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", exports["GPULAB_MIRROR_URL"])
+        assert exports["GPULAB_MIRROR_FINGERPRINT"] == (mirror / "fingerprint").read_text().strip()
+        assert exports["GPULAB_MIRROR_KEY_URL"] == exports["GPULAB_MIRROR_URL"] + "/rocm/rocm.gpg.key"
+        with urllib.request.urlopen(exports["GPULAB_MIRROR_KEY_URL"], timeout=5) as reply:
+            assert reply.read() == (mirror / "rocm/rocm.gpg.key").read_bytes()
+        (state / "faults").write_text("503 /\n")  # a mirror taken down on purpose is still "running"
+        assert http_status(exports["GPULAB_MIRROR_KEY_URL"]) == 503
+        again = mirror_sh("start")
+        assert "reusing" in again.stdout and (state / "pid").read_text() == pid, again.stdout + again.stderr
+    finally:
+        stopped = mirror_sh("stop")
+    assert stopped.returncode == 0 and not (state / "pid").exists()
+    assert mirror_sh("status").returncode == 3
+    assert mirror_sh("env").returncode == 1

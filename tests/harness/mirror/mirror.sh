@@ -2,7 +2,8 @@
 # Fixture ROCm mirror for the test harness: build (cached), serve on 127.0.0.1, print its variables.
 #   tests/harness/mirror/mirror.sh start   build into .cache/mirror/www if needed, start the server (idempotent)
 #   tests/harness/mirror/mirror.sh stop    stop the server
-#   tests/harness/mirror/mirror.sh env     print export lines for eval: GPULAB_MIRROR_URL, _FINGERPRINT, _KEY_URL
+#   tests/harness/mirror/mirror.sh env     print export lines for eval: GPULAB_MIRROR_URL, _FINGERPRINT, _KEY_URL,
+#                                          _WRONG_KEY_URL (an unrelated key, for wrong-fingerprint tests)
 #   tests/harness/mirror/mirror.sh status  say whether it runs, and where
 # State lives in .cache/mirror/ (GPULAB_MIRROR_STATE overrides): www/, port, pid, server.log, faults.
 set -eu
@@ -16,12 +17,15 @@ die() { echo "mirror.sh: $*" >&2; exit 1; }
 
 port() { cat "$state/port" 2>/dev/null || true; }
 
-# answers PORT: true when a server on PORT serves this mirror's key.
+# answers PORT: true when serve.py answers on PORT, whatever the status (faults may make it 503 on purpose).
 answers() {
-    "$python" - "$1" "$www/rocm/rocm.gpg.key" <<'PY' 2>/dev/null
-import sys, urllib.request
-with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/rocm/rocm.gpg.key", timeout=2) as reply:
-    sys.exit(0 if reply.read() == open(sys.argv[2], "rb").read() else 1)
+    "$python" - "$1" <<'PY' 2>/dev/null
+import sys, urllib.error, urllib.request
+try:
+    reply = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/rocm/rocm.gpg.key", timeout=2)
+except urllib.error.HTTPError as err:
+    reply = err
+sys.exit(0 if reply.headers.get("Server", "").startswith("gpulab-fixture-mirror") else 1)
 PY
 }
 
@@ -41,11 +45,15 @@ start() {
     fi
     stop_server
     setsid "$python" "$here/serve.py" --root "$www" --port-file "$state/port" --pid-file "$state/pid" \
-        </dev/null >>"$state/server.log" 2>&1 &
+        --faults "$state/faults" \
+        </dev/null >>"$state/server.log" 2>&1 9>&- &  # 9>&-: the server must not hold the start lock
     tries=0
     until running; do
         tries=$((tries + 1))
-        [ "$tries" -le 100 ] || die "the server did not answer within 10 s; see $state/server.log"
+        if [ "$tries" -gt 100 ]; then
+            stop_server
+            die "the server did not answer within 10 s; see $state/server.log"
+        fi
         sleep 0.1
     done
     echo "mirror.sh: serving $www on http://127.0.0.1:$(port)/ (pid $(cat "$state/pid"), log $state/server.log)"
@@ -69,6 +77,7 @@ case ${1:-} in
         echo "export GPULAB_MIRROR_URL=http://127.0.0.1:$(port)"
         echo "export GPULAB_MIRROR_FINGERPRINT=$(cat "$www/fingerprint")"
         echo "export GPULAB_MIRROR_KEY_URL=http://127.0.0.1:$(port)/rocm/rocm.gpg.key"
+        echo "export GPULAB_MIRROR_WRONG_KEY_URL=http://127.0.0.1:$(port)/rocm/wrong.gpg.key"
         ;;
     status)
         if running; then echo "mirror.sh: running on port $(port) (pid $(cat "$state/pid")), root $www"

@@ -45,6 +45,8 @@ def read_faults(path):
 
 class MirrorHandler(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: apt fetches many files per connection
+    server_version = "gpulab-fixture-mirror"  # mirror.sh recognises its server by this Server header
+    sys_version = ""
 
     def __init__(self, *args, faults_file, **kwargs):
         self.faults_file = faults_file
