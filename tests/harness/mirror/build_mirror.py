@@ -12,6 +12,7 @@ Needs: python3 (stdlib), dpkg-deb (dpkg), apt-ftparchive (apt-utils), gpg + gpg-
 import argparse
 import concurrent.futures
 import fcntl
+import functools
 import hashlib
 import os
 import shutil
@@ -80,7 +81,7 @@ class Package:
         fields.append(("Description", f"{self.summary} ({FIXTURE_NOTE})\n"
                        f" {FIXTURE_NOTE}: it imitates the name, version and dependencies of AMD's\n"
                        " package for tests of the gpulab.rocm Ansible project. Its programs print\n"
-                       " recorded outputs of real machines; its libraries are empty placeholders."))
+                       " recorded outputs of real machines; its libraries are empty stand-ins."))
         return "".join(f"{k}: {v}\n" for k, v in fields)
 
 
@@ -211,6 +212,17 @@ def fixture_files(prefix, tool):
     return files
 
 
+@functools.lru_cache(maxsize=None)
+def stub_library(soname):
+    """A real, empty ELF shared object with this SONAME, so that ldconfig and the dynamic linker treat the
+    fixture's libraries as libraries (a text placeholder is ignored by ldconfig)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "stub.c"
+        source.write_text('const char gpulab_rocm_fixture[] = "gpulab.rocm TEST FIXTURE stand-in for %s";\n' % soname)
+        run(["gcc", "-shared", "-fPIC", "-nostdlib", f"-Wl,-soname,{soname}", "-o", f"{tmp}/lib.so", str(source)])
+        return (Path(tmp) / "lib.so").read_bytes()
+
+
 def rocm_packages(release, codename):
     ver, build = release["version"], release["build"]
     code, ubuntu = version_code(ver), recipes.UBUNTU[codename]
@@ -233,23 +245,25 @@ def rocm_packages(release, codename):
                ).encode()},
         scripts={"postinst": postinst(prefix, alternatives_priority(ver)), "prerm": prerm(prefix)})
 
-    placeholder = b"gpulab.rocm TEST FIXTURE placeholder, not a library\n"
+    def lib(path):
+        return {path: stub_library(path.rsplit("/", 1)[-1])}
+
     files = {
-        "hsa-rocr": {f"{prefix}/lib/libhsa-runtime64.so.1": placeholder},
-        "hip-runtime-amd": {f"{prefix}/lib/libamdhip64.so.{sonames['libamdhip64']}": placeholder},
+        "hsa-rocr": lib(f"{prefix}/lib/libhsa-runtime64.so.1"),
+        "hip-runtime-amd": lib(f"{prefix}/lib/libamdhip64.so.{sonames['libamdhip64']}"),
         "hipcc": {f"{prefix}/bin/hipcc": tool_script("hipcc", release, prefix)},
         "rocminfo": {f"{prefix}/bin/rocminfo": tool_script("rocminfo", release, prefix),
                      f"{prefix}/bin/rocm_agent_enumerator": tool_script("rocm_agent_enumerator", release, prefix),
                      **fixture_files(prefix, "rocminfo"), **fixture_files(prefix, "rocm_agent_enumerator")},
         "rocm-smi-lib": {f"{prefix}/bin/rocm-smi": tool_script("rocm-smi", release, prefix),
-                         f"{prefix}/lib/librocm_smi64.so.{sonames['librocm_smi64']}": placeholder,
+                         **lib(f"{prefix}/lib/librocm_smi64.so.{sonames['librocm_smi64']}"),
                          **fixture_files(prefix, "rocm-smi")},
         "amd-smi-lib": {f"{prefix}/bin/amd-smi": tool_script("amd-smi", release, prefix),
                         **fixture_files(prefix, "amd-smi")},
-        "rocblas": {f"{prefix}/lib/librocblas.so.{sonames['librocblas']}": placeholder},
+        "rocblas": lib(f"{prefix}/lib/librocblas.so.{sonames['librocblas']}"),
         "rocblas-dev": {f"{prefix}/include/rocblas/rocblas.h": b"/* gpulab.rocm TEST FIXTURE */\n",
                         f"{prefix}/lib/librocblas.so": ("link", f"librocblas.so.{sonames['librocblas']}")},
-        "miopen-hip": {f"{prefix}/lib/libMIOpen.so.1": placeholder},
+        "miopen-hip": lib(f"{prefix}/lib/libMIOpen.so.1"),
         "miopen-hip-dev": {f"{prefix}/include/miopen/miopen.h": b"/* gpulab.rocm TEST FIXTURE */\n"},
     }
     for name, (comp_key, deps) in recipes.COMPONENTS.items():

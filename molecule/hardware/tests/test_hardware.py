@@ -1,0 +1,76 @@
+"""The files each fixture host got, and what its users' login shells see."""
+
+import os
+import re
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def name(host):
+    return host.backend.get_hostname()
+
+
+def profile_vars(host):
+    text = host.file("/etc/profile.d/rocm.sh").content_string
+    return dict(re.findall(r"^export (\w+)=(.*)$", text, re.M)), text
+
+
+def login_env(host, var):
+    return host.check_output(f"su - alice -c 'printf %s \"${{{var}-unset}}\"'")
+
+
+def test_navi22_workstation_with_nvidia(host, name):
+    if name != "molecule-hw-navi22":
+        pytest.skip("Navi 22 workstation only")
+    exported, text = profile_vars(host)
+    assert exported["HSA_OVERRIDE_GFX_VERSION"] == "10.3.0"
+    assert exported["PYTORCH_ROCM_ARCH"] == "gfx1030"
+    # rocm_only: CUDA frameworks see no NVIDIA GPU; HIP ignores the empty value.
+    assert exported["CUDA_VISIBLE_DEVICES"] == "''"
+    assert "coexistence policy: rocm_only" in text
+    assert login_env(host, "CUDA_VISIBLE_DEVICES") == ""
+    assert login_env(host, "HSA_OVERRIDE_GFX_VERSION") == "10.3.0"
+    assert "export CUDA_VISIBLE_DEVICES=''" in host.file("/home/alice/.bashrc").content_string
+    # The GPU runs gfx1030 code, so it gets gfx1030's MIOpen kernels.
+    assert host.package("miopen-hip-gfx1030kdb").is_installed
+    # A container gets no driver.
+    assert not host.file("/etc/apt/sources.list.d/amdgpu.list").exists
+    assert not host.package("amdgpu-dkms").is_installed
+
+
+def test_mi250x_node(host, name):
+    if name != "molecule-hw-mi250x":
+        pytest.skip("MI250X node only")
+    exported, text = profile_vars(host)
+    assert exported["PYTORCH_ROCM_ARCH"] == "gfx90a"
+    assert not any(key.startswith("HSA_OVERRIDE") for key in exported)
+    assert "CUDA_VISIBLE_DEVICES" not in exported and "coexistence" not in text
+    assert host.package("miopen-hip-gfx90akdb").is_installed
+    # Driver wanted (image build for bare metal): amdgpu sources, the driver at the release, a reboot marked, not done.
+    url = os.environ["GPULAB_MIRROR_URL"]
+    assert (f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] {url}/amdgpu/6.2.4/ubuntu jammy main"
+            in host.file("/etc/apt/sources.list.d/amdgpu.list").content_string)
+    dkms = host.package("amdgpu-dkms")
+    assert dkms.is_installed and ".60204-" in dkms.version
+    assert host.file("/run/reboot-required").exists
+
+
+def test_build_node(host, name):
+    if name != "molecule-hw-build":
+        pytest.skip("build node only")
+    exported, text = profile_vars(host)
+    assert set(exported) == {"ROCM_PATH", "HIP_PLATFORM"}
+    assert "coexistence" not in text
+    assert host.package("rocblas-dev").is_installed and host.package("miopen-hip-dev").is_installed
+    assert "kdb" not in host.check_output("dpkg-query -W -f '${Package}\\n' | grep kdb || true")
+
+
+def test_mixed_radeons_get_the_per_node_override(host, name):
+    if name != "molecule-hw-mixed":
+        pytest.skip("mixed host only")
+    exported, _ = profile_vars(host)
+    # Node 1 is the RX 6900 XT (native gfx1030), node 2 the RX 6600 (gfx1032 -> 10.3.0).
+    assert exported["HSA_OVERRIDE_GFX_VERSION_2"] == "10.3.0"
+    assert "HSA_OVERRIDE_GFX_VERSION" not in exported and "HSA_OVERRIDE_GFX_VERSION_1" not in exported
+    assert exported["PYTORCH_ROCM_ARCH"] == "gfx1030"
