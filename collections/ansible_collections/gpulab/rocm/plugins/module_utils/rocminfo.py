@@ -203,8 +203,8 @@ def _finish_agent(agent):
         raise ParseError('rocminfo output is cut short: agent {0} has no {1} line. Save the whole output of '
                          '`rocminfo` and try again.'.format(agent['agent'],
                                                            'Name' if agent['name'] is None else 'Device Type'))
-    for key in ('uuid', 'marketing_name'):
-        if agent[key] in ('', None):
+    for key in ('uuid', 'marketing_name', 'features', 'memory_properties'):
+        if agent[key] in ('', 'None', None):  # CPU agents print "Features: None"
             agent[key] = None
     # 'GPU-8d1457e2c20f59d2' carries the unique id rocm-smi prints as 0x8d1457e2c20f59d2; 'GPU-XX' has none.
     uuid = _UUID_RE.match(agent['uuid'] or '')
