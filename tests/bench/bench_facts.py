@@ -165,9 +165,9 @@ def parse_figures(runs):
         largest[tool] = os.path.join(tool, name)
         samples = timings_ms(lambda: parse(text), runs)
         mean = statistics.mean(samples)
-        print('  {0:<72} {1:7d} {2:9.3f} {3:8.3f} {4}'.format(largest[tool], len(text.encode('utf-8')), mean,
-                                                             statistics.stdev(samples),
-                                                             'ok' if mean <= PARSE_BUDGET_MS else 'OVER'))
+        verdict = 'ok' if mean <= PARSE_BUDGET_MS else 'OVER'
+        print('  {0:<72} {1:7d} {2:9.3f} {3:8.3f} {4}'.format(
+            largest[tool], len(text.encode('utf-8')), mean, statistics.stdev(samples), verdict))
     static = read('amd-smi/static-json-rx6600-navi23-proxmox-bare-array.json')
     metric = read('amd-smi/metric-json-rx6600-navi23-proxmox-bare-array.json')
     samples = timings_ms(lambda: parse_amd_smi(static, metric), runs)
@@ -222,8 +222,9 @@ def module_figures(largest, runs, tools):
         facts = first['ansible_facts'][tool.replace('-', '_')]
         if tool == 'amd-smi' and facts['error_kind']:
             calls = calls[:1]
-        label = 'real {0} ({1} GPU{2}{3})'.format(tool, facts['gpu_count'], '' if facts['gpu_count'] == 1 else 's',
-                                                 ', ' + facts['error_kind'] if facts['error_kind'] else '')
+        plural = '' if facts['gpu_count'] == 1 else 's'
+        kind = ', ' + facts['error_kind'] if facts['error_kind'] else ''
+        label = 'real {0} ({1} GPU{2}{3})'.format(tool, facts['gpu_count'], plural, kind)
         compare(label, module_name, {'executable': path}, [[path] + call for call in calls], runs)
 
 

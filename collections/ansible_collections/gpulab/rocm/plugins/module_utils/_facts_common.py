@@ -121,8 +121,8 @@ def bdf_from_location(location_id, domain=0):
     if location_id is None or location_id <= 0 or location_id > 0xffff:
         return None
     domain = to_int(domain) or 0
-    return '{0:04x}:{1:02x}:{2:02x}.{3:x}'.format(domain, location_id >> 8, (location_id >> 3) & 0x1f,
-                                                    location_id & 0x7)
+    bus, device, function = location_id >> 8, (location_id >> 3) & 0x1f, location_id & 0x7
+    return '{0:04x}:{1:02x}:{2:02x}.{3:x}'.format(domain, bus, device, function)
 
 
 def normalize_bdf(value):

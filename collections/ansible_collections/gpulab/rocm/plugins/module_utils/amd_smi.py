@@ -101,9 +101,9 @@ def _read_json(text, start):
     if isinstance(data, dict) and 'gpu_data' in data:
         data = data['gpu_data']
     if not isinstance(data, list):
+        keys = ', '.join(sorted(data)[:5]) if isinstance(data, dict) else '-'
         raise ParseError('amd-smi JSON output should be an array of GPUs or {{"gpu_data": [...]}}, got a JSON '
-                         '{0} with keys {1}.'.format(type(data).__name__, ', '.join(sorted(data)[:5])
-                                                      if isinstance(data, dict) else '-'))
+                         '{0} with keys {1}.'.format(type(data).__name__, keys))
     entries = []
     for entry in data:
         if not isinstance(entry, dict) or to_int(entry.get('gpu')) is None:

@@ -200,9 +200,9 @@ def _pool_field(pool, key, value):
 
 def _finish_agent(agent):
     if agent['device_type'] is None or agent['name'] is None:
+        missing = 'Name' if agent['name'] is None else 'Device Type'
         raise ParseError('rocminfo output is cut short: agent {0} has no {1} line. Save the whole output of '
-                         '`rocminfo` and try again.'.format(agent['agent'],
-                                                           'Name' if agent['name'] is None else 'Device Type'))
+                         '`rocminfo` and try again.'.format(agent['agent'], missing))
     for key in ('uuid', 'marketing_name', 'features', 'memory_properties'):
         if agent[key] in ('', 'None', None):  # CPU agents print "Features: None"
             agent[key] = None

@@ -81,13 +81,15 @@ def run_module(main, args, run_command=None, bin_path='/opt/rocm/bin/tool'):
         result.update(msg=msg, failed=True, warnings=warnings)
         raise ModuleExit(result)
 
+    def fake_find(*unused, **unused_kwargs):
+        return bin_path
+
     if run_command == 'real':
-        fake_run, find = basic.AnsibleModule.run_command, basic.AnsibleModule.get_bin_path
+        run, find = basic.AnsibleModule.run_command, basic.AnsibleModule.get_bin_path
     else:
-        def find(*unused, **unused_kwargs):
-            return bin_path
+        run, find = fake_run, fake_find
     with module_args(args), \
-            mock.patch.object(basic.AnsibleModule, 'run_command', autospec=True, side_effect=fake_run) as runner, \
+            mock.patch.object(basic.AnsibleModule, 'run_command', autospec=True, side_effect=run) as runner, \
             mock.patch.object(basic.AnsibleModule, 'get_bin_path', autospec=True, side_effect=find), \
             mock.patch.object(basic.AnsibleModule, 'exit_json', exit_json), \
             mock.patch.object(basic.AnsibleModule, 'fail_json', fail_json), \

@@ -40,8 +40,8 @@ def cut(text, fraction):
 
 def drop_lines(text, indexes):
     lines = text.splitlines(True)
-    return ''.join(line for number, line in enumerate(lines) if number not in set(index % max(len(lines), 1)
-                                                                                    for index in indexes))
+    dropped = set(index % max(len(lines), 1) for index in indexes)
+    return ''.join(line for number, line in enumerate(lines) if number not in dropped)
 
 
 def splice(text, fraction, junk):

@@ -19,7 +19,7 @@ import re
 import pytest
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import pci
-from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture
+from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture, fixture_names
 
 # --- building a sysfs tree -------------------------------------------------------------------------------------
 
@@ -100,6 +100,14 @@ def roots(tmp_path):
 
 def gather(roots):
     return pci.gather_pci(*roots)
+
+
+def test_every_capture_is_used():
+    with open(__file__) as handle:
+        source = handle.read()
+    for tool in ('lspci', 'kfd-topology', 'sysfs'):
+        for name in fixture_names(tool):
+            assert '{0}/{1}'.format(tool, name) in source
 
 
 # --- the captures ---------------------------------------------------------------------------------------------
@@ -297,8 +305,8 @@ def test_nvidia_h200_in_a_vm_container(roots, tmp_path):
     assert (link['current_speed_gts'], link['current_width'], link['max_speed_gts'], link['max_width']) == (
         32.0, 16, 32.0, 16)
     assert link['degraded'] is False and link['upstream_bdf'] is None  # directly on the VM's host bridge
-    assert (facts['in_container'], facts['container_type'], facts['container_hints']) == (True, 'docker',
-                                                                                         ['/.dockerenv'])
+    assert (facts['in_container'], facts['container_type']) == (True, 'docker')
+    assert facts['container_hints'] == ['/.dockerenv']
     assert facts['kfd_present'] is False
 
 

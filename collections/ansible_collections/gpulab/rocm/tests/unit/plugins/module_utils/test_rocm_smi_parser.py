@@ -83,8 +83,8 @@ CASES = {
     'showuniqueid-rocm3.3-2x-radeon-vii-old-header.txt': ('text', None, [
         dict(index=1, card='card1', unique_id='0x592c190172fd5d40'),
         dict(index=2, card='card2', unique_id='0xc6f220c172dc76bb')]),
-    'showmeminfo-vram-rocm5.4-4gb-gpu.txt': ('text', None, [dict(vram_total_bytes=4278190080,
-                                                                  vram_used_bytes=108814336)]),
+    'showmeminfo-vram-rocm5.4-4gb-gpu.txt': ('text', None, [
+        dict(vram_total_bytes=4278190080, vram_used_bytes=108814336)]),
     'showtopo-4x-mi50-rocm7.2.1.txt': ('text', None, [dict(index=number, numa_node=0) for number in range(4)]),
     'default-rocm1.9-two-gpu-igpu-n-a.txt': ('table', None, [dict(
         index=1, temperature_c=55.0, power_w=15.0, sclk_mhz=852.0, mclk_mhz=167.0, fan_percent=10.98,

@@ -207,8 +207,8 @@ def test_amd_smi_static_and_list_without_metric():
     result, runner = run_module(amd_smi_facts.main, {'metric': False}, amd_smi_answers(outputs), bin_path=AMD_SMI)
     assert [call[0][1][1] for call in runner.call_args_list] == ['static', 'list']
     gpu = facts_of(result, 'amd_smi')['gpus'][0]
-    assert (gpu['gfx_target'], gpu['compute_units'], gpu['kfd_id'], gpu['uuid_placeholder']) == ('gfx1151', 40, 42905,
-                                                                                                    True)
+    assert (gpu['gfx_target'], gpu['compute_units'], gpu['kfd_id']) == ('gfx1151', 40, 42905)
+    assert gpu['uuid_placeholder'] is True
 
 
 def test_amd_smi_rc_255_stops_after_the_first_call():
@@ -216,10 +216,17 @@ def test_amd_smi_rc_255_stops_after_the_first_call():
     result, runner = run_module(amd_smi_facts.main, {}, [(255, '', err)], bin_path=AMD_SMI)
     facts = facts_of(result, 'amd_smi')
     assert runner.call_count == 1 and result['failed'] is False
-    assert (facts['present'], facts['rc'], facts['gpu_count'], facts['error_kind']) == (True, 255, 0,
-                                                                                          'driver_not_loaded')
+    assert (facts['present'], facts['rc'], facts['gpu_count']) == (True, 255, 0)
+    assert facts['error_kind'] == 'driver_not_loaded'
     result, _runner = run_module(amd_smi_facts.main, {'fail_on_no_gpu': True}, [(255, '', err)], bin_path=AMD_SMI)
     assert result['failed'] is True and 'amdgpu' in result['msg']
+
+
+def test_amd_smi_missing_tool():
+    result, runner = run_module(amd_smi_facts.main, {'fail_on_no_gpu': True}, [], bin_path=None)
+    facts = facts_of(result, 'amd_smi')
+    assert result['failed'] is False and runner.call_count == 0
+    assert (facts['present'], facts['gpu_count'], facts['error_kind']) == (False, 0, 'tool_missing')
 
 
 def test_amd_smi_all_outputs_unreadable():
