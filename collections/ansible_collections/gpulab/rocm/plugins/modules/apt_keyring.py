@@ -20,7 +20,7 @@ description:
   - Fingerprints, not file hashes, are checked because vendors re-issue the same key with a new expiry (AMD's ROCm
     key was re-issued several times), which changes the file but not the fingerprint.
 author:
-  - gpulab.rocm contributors
+  - gpulab.rocm contributors (@gpulab)
 options:
   url:
     description: Where to download the key (http, https or file). Required with O(state=present).
