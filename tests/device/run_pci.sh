@@ -2,12 +2,8 @@
 # The lent-GPU run behind docs/hardware.md: gpu_pci_facts and the preflight verdict on the machine's real sysfs,
 # then the rocm_env role in check + diff mode under each CUDA coexistence policy (nothing is written there).
 # Needs the ansible-core wheels for the machine's Python in .whl/validate (docs/validation.md) and OUT set.
-set -u -o pipefail
-: "${OUT:?set OUT to a folder for the results}"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  .whl/validate/*.whl || exit 1
-export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1 LC_ALL=C.UTF-8 LANG=C.UTF-8
-export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_ROLES_PATH=$PWD/roles ANSIBLE_COLLECTIONS_PATH=$PWD/collections
+# shellcheck source=tests/device/ansible-env.sh
+. tests/device/ansible-env.sh
 { date -u +%FT%TZ; uname -r; cat /etc/os-release; python3 --version; ansible-playbook --version
   ls -l /sys/bus/pci/devices/; ls /sys/class/kfd 2>&1; test -e /.dockerenv && echo "/.dockerenv exists"; } > "$OUT/env.txt" 2>&1
 ansible-playbook -i localhost, tests/device/pci-facts.yml -e ansible_python_interpreter="$(command -v python3)" \

@@ -2,14 +2,10 @@
 # The lent-GPU run behind docs/validation.md: the rocm_validate role through ansible-playbook -c local on the
 # machine itself, then a GEMM size sweep with the script alone. Needs the ansible-core wheels for the machine's
 # Python in .whl/validate (docs/validation.md says how) and OUT set to a folder for the results.
-set -u -o pipefail
-: "${OUT:?set OUT to a folder for the results}"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  .whl/validate/*.whl || exit 1
-# ansible-core goes on PYTHONPATH for Ansible only: the benchmark runs with PYTHONPATH emptied (below), on the
+# shellcheck source=tests/device/ansible-env.sh
+. tests/device/ansible-env.sh
+# ansible-core is on PYTHONPATH for Ansible only: the benchmark runs with PYTHONPATH emptied (below), on the
 # image's own packages.
-export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1 LC_ALL=C.UTF-8 LANG=C.UTF-8
-export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_ROLES_PATH=$PWD/roles ANSIBLE_COLLECTIONS_PATH=$PWD/collections
 PY=$(command -v python3)
 {
   date -u +%FT%TZ; uname -r; $PY --version
