@@ -174,7 +174,10 @@ def test_no_rocm_installed(tmp_path):
 def test_fleet_lists_unreachable_hosts_and_counts(tmp_path):
     mi250x = report.report_host(gathered(tmp_path, rocminfo=src(
         rocminfo_facts.main, "rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt")), "b-node")
-    fleet = report.report_fleet({"b-node": mi250x, "a-node": None}, ["b-node", "a-node", "b-node"])
+    # a-node has variables but never built its record; c-node is not in the play.
+    host_vars = {"b-node": {"__rocm_report_host": mi250x}, "a-node": {"rocm_version": "6.2.4"},
+                 "c-node": {"__rocm_report_host": mi250x}}
+    fleet = report.report_fleet(host_vars, ["b-node", "a-node", "b-node"])
     assert [host["name"] for host in fleet["hosts"]] == ["a-node", "b-node"]
     assert fleet["hosts"][0]["reachable"] is False and fleet["hosts"][0]["problems"] == [report.UNREACHABLE]
     assert fleet["summary"] == {"hosts": 2, "unreachable": 1, "hosts_with_problems": 1, "gpus": 1, "amd_gpus": 1,
@@ -187,5 +190,5 @@ def test_fleet_lists_unreachable_hosts_and_counts(tmp_path):
 def test_bad_input_is_a_clear_error():
     with pytest.raises(AnsibleFilterError, match="expects the dict that roles/rocm_report/tasks/gather.yml builds"):
         report.report_host(["not", "a", "dict"])
-    with pytest.raises(AnsibleFilterError, match="expects a dict of host name -> record"):
+    with pytest.raises(AnsibleFilterError, match="expects hostvars"):
         report.report_fleet([], [])

@@ -284,14 +284,22 @@ def unreachable_host(name):
     }
 
 
-def report_fleet(records, hosts):
-    """The report: every host of `hosts` in name order, with the records the hosts built (None: unreachable)."""
-    if not isinstance(records, Mapping):
-        raise AnsibleFilterError('rocm_report_fleet expects a dict of host name -> record, got %s'
-                                 % type(records).__name__)
+def report_fleet(host_vars, hosts):
+    """The report: every host of `hosts` in name order, from the records the hosts built.
+
+    host_vars is `hostvars` (or any dict of host name -> its variables); a host without `__rocm_report_host`
+    never got as far as building it (unreachable, or failed before) and is listed with a problem.
+    """
+    if not isinstance(host_vars, Mapping):
+        raise AnsibleFilterError('rocm_report_fleet expects hostvars (host name -> variables), got %s'
+                                 % type(host_vars).__name__)
     entries = []
     for name in sorted(set(hosts)):
-        record = records.get(name)
+        try:
+            variables = host_vars[name]
+        except KeyError:
+            variables = {}
+        record = variables.get('__rocm_report_host') if isinstance(variables, Mapping) else None
         entries.append(dict(record) if isinstance(record, Mapping) else unreachable_host(name))
     models = {}
     for entry in entries:
