@@ -175,9 +175,17 @@ def main():
             failures.append(str(error))
             print('  %-26s FAILED: %s' % (name, str(error).splitlines()[0]))
 
+    verified = {}
+
     def provision(ident):
         runner, stats = run_job(pdd, ident, 'playbooks/provision.yml')
         expect_success(ident, runner, stats, nodes)
+        # rocm_verify's set_stats: per host at least the keys the fleet report also records.
+        nodes_stats = stats['artifact_data'].get('rocm_verify_nodes')
+        check(isinstance(nodes_stats, dict) and sorted(nodes_stats) == nodes
+              and all(STATS_KEYS <= set(entry) for entry in nodes_stats.values()),
+              '%s: artifact rocm_verify_nodes %r' % (ident, nodes_stats))
+        verified.update(nodes_stats)
         if ident == 'provision-again':
             check(not any(stats['changed'].values()), '%s: a second run changed %s' % (ident, stats['changed']))
 
@@ -216,6 +224,11 @@ def main():
         by_name = {host['name']: host for host in report['hosts']}
         check(all(host['rocm_version'] == '6.2.4' for host in report['hosts']),
               '%s: ROCm versions %s' % (ident, [(h['name'], h['rocm_version']) for h in report['hosts']]))
+        for name, entry in verified.items():
+            check(entry['gpu_count'] == by_name[name]['gpu_count'] and entry['gfx_targets'] == by_name[name]['gfx_targets'],
+                  '%s: %s: rocm_verify found %s %s, the report %s %s' % (
+                      ident, name, entry['gpu_count'], entry['gfx_targets'], by_name[name]['gpu_count'],
+                      by_name[name]['gfx_targets']))
         dead = by_name.get('gpulab-runner-5', {})
         check(dead.get('degraded_links') == 4 and dead.get('gpu_count') == 0,
               '%s: gpulab-runner-5 should show the four degraded MI50 links of the sysfs fixture: %r' % (ident, dead))
