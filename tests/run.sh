@@ -33,10 +33,49 @@ if [ ${#scenarios[@]} -eq 0 ]; then
     [ -f "$dir/molecule.yml" ] && scenarios+=("$name")
   done
 fi
+
+# Scenarios run GPULAB_MOLECULE_JOBS at a time (their containers have distinct names; most of their time is spent
+# waiting on apt and dpkg, so two at a time on two cores roughly halves the wall time). The faults scenario
+# injects mirror faults that other scenarios would see, so it runs alone, after the others.
+jobs=${GPULAB_MOLECULE_JOBS:-2}
+logs=.cache/logs
+mkdir -p "$logs"
+run_scenario() {
+  local name=$1 start=$SECONDS rc=0
+  molecule test -s "$name" >"$logs/molecule-$name.log" 2>&1 || rc=$?
+  printf 'molecule %-24s %4d s  %s\n' "$name" $((SECONDS - start)) "$([ $rc -eq 0 ] && echo passed || echo FAILED)" \
+    >>"$logs/molecule-summary.txt"
+  return $rc
+}
+: >"$logs/molecule-summary.txt"
+parallel=() serial=()
 for scenario in "${scenarios[@]}"; do
-  stage "molecule ${scenario}" molecule test -s "$scenario"
+  case " ${GPULAB_SERIAL_SCENARIOS:-faults} " in
+    *" $scenario "*) serial+=("$scenario") ;;
+    *) parallel+=("$scenario") ;;
+  esac
 done
+molecule_all() {
+  local failed=0 running=0
+  for scenario in "${parallel[@]}"; do
+    run_scenario "$scenario" &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then wait -n || failed=1; running=$((running - 1)); fi
+  done
+  while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+  for scenario in "${serial[@]}"; do run_scenario "$scenario" || failed=1; done
+  cat "$logs/molecule-summary.txt"
+  if [ $failed -ne 0 ]; then
+    for name in $(awk '$NF == "FAILED" {print $2}' "$logs/molecule-summary.txt"); do
+      printf '\n--- %s (last 80 lines) ---\n' "$logs/molecule-$name.log"; tail -n 80 "$logs/molecule-$name.log"
+    done
+    return 1
+  fi
+}
+stage "molecule (${#scenarios[@]} scenarios, $jobs at a time)" molecule_all
 
 printf '\n=== wall times ===\n'
 printf '%s\n' "${timings[@]}"
 printf 'total %d s\n' "$SECONDS"
+printf 'molecule: %d passed, %d failed\n' "$(grep -c ' passed$' "$logs/molecule-summary.txt")" \
+  "$(grep -c ' FAILED$' "$logs/molecule-summary.txt")"
