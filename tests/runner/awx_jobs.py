@@ -33,8 +33,10 @@ import ansible_runner
 
 ROOT = Path(__file__).resolve().parents[2]
 INVENTORY = ROOT / 'tests' / 'runner' / 'inventory'
-ALL_JOBS = ('provision', 'provision-again', 'drift', 'validate', 'validate-under-threshold', 'facts',
-            'facts-again', 'facts-offline', 'upgrade')
+ALL_JOBS = ('awx-stock-paths', 'provision', 'provision-again', 'drift', 'validate', 'validate-under-threshold',
+            'facts', 'facts-again', 'facts-offline', 'upgrade')
+PLAYBOOKS = ('site.yml', 'playbooks/provision.yml', 'playbooks/facts.yml', 'playbooks/validate.yml',
+             'playbooks/upgrade.yml', 'playbooks/uninstall.yml')
 # provision-again (AWX re-running the provision template: changed=0) takes as long as the first run on these
 # machines; the drift job (check mode on the converged nodes) and Molecule's idempotence step cover the same ground.
 DEFAULT_JOBS = tuple(job for job in ALL_JOBS if job != 'provision-again')
@@ -53,7 +55,7 @@ def check(condition, message):
         raise Failed(message)
 
 
-def build_private_data_dir(pdd, env):
+def build_private_data_dir(pdd, env, inventory=INVENTORY):
     """project/, inventory/hosts and env/envvars, as AWX prepares them before a job."""
     if pdd.exists():
         shutil.rmtree(pdd)
@@ -70,13 +72,13 @@ def build_private_data_dir(pdd, env):
             os.symlink(os.readlink(source), target)
         else:
             shutil.copy2(source, target)
-    exported = subprocess.run([str(Path(sys.executable).parent / 'ansible-inventory'), '-i', str(INVENTORY),
+    exported = subprocess.run([str(Path(sys.executable).parent / 'ansible-inventory'), '-i', str(inventory),
                                '--list', '--export'], check=True, capture_output=True, text=True).stdout
     (pdd / 'inventory').mkdir(parents=True)
     hosts = pdd / 'inventory' / 'hosts'
     hosts.write_text('#!/usr/bin/env python3\n# Written by tests/runner/awx_jobs.py: the inventory as AWX stores '
-                     'it (ansible-inventory --list --export of tests/runner/inventory).\nimport sys\n'
-                     'sys.stdout.write(%r)\n' % exported)
+                     'it (ansible-inventory --list --export of %s).\nimport sys\n'
+                     'sys.stdout.write(%r)\n' % (inventory, exported))
     hosts.chmod(0o755)
     (pdd / 'env').mkdir()
     envvars = {
@@ -112,10 +114,11 @@ def run_job(pdd, ident, playbook, extravars=None, cmdline=None):
     check(rc_file == str(runner.rc) and status_file == runner.status,
           '%s: artifacts rc/status files (%s, %s) differ from the runner (%s, %s)' % (
               ident, rc_file, status_file, runner.rc, runner.status))
-    stats = stats_event(pdd, ident)
-    print('  %-26s %-28s rc=%s status=%-10s %5.1f s  changed=%s' % (
+    # A syntax check plays nothing, so it has no stats event.
+    stats = None if cmdline == '--syntax-check' else stats_event(pdd, ident)
+    print('  %-26s %-28s rc=%s status=%-10s %5.1f s%s' % (
         ident, playbook + (' ' + cmdline if cmdline else ''), runner.rc, runner.status, elapsed,
-        sum(stats['changed'].values())))
+        '  changed=%d' % sum(stats['changed'].values()) if stats else ''))
     return runner, stats
 
 
@@ -176,6 +179,35 @@ def main():
             print('  %-26s FAILED: %s' % (name, str(error).splitlines()[0]))
 
     verified = {}
+
+    def awx_stock_paths(ident):
+        # What AWX itself puts in the job environment (ansible/awx#11302, #8143): roles and collections from the
+        # project update's requirements folders, not the project's roles/ and collections/, and ansible.cfg's
+        # paths overridden. A playbook under playbooks/ then finds roles only through playbooks/roles and the
+        # in-tree collection only through playbooks/collections (or collections/requirements.yml).
+        envvars_file = pdd / 'env' / 'envvars'
+        saved = envvars_file.read_text()
+        stock = dict(json.loads(saved),
+                     ANSIBLE_ROLES_PATH='%s/requirements_roles:~/.ansible/roles:/usr/share/ansible/roles:'
+                                        '/etc/ansible/roles' % pdd,
+                     ANSIBLE_COLLECTIONS_PATH='%s/requirements_collections:~/.ansible/collections:'
+                                              '/usr/share/ansible/collections' % pdd)
+        envvars_file.write_text(json.dumps(stock, indent=2))
+        broken = []
+        try:
+            for playbook in PLAYBOOKS:
+                if not (project / playbook).exists():
+                    continue
+                runner, _stats = run_job(pdd, '%s-%s' % (ident, Path(playbook).stem), playbook, cmdline='--syntax-check')
+                if runner.rc != 0:
+                    stdout = (Path(runner.config.artifact_dir) / 'stdout').read_text()
+                    reason = [line for line in stdout.splitlines() if 'ERROR' in line or 'not found' in line]
+                    broken.append('%s: %s' % (playbook, (reason or ['rc %s' % runner.rc])[0].strip()))
+        finally:
+            envvars_file.write_text(saved)
+        check(not broken, '%s: with AWX\'s own ANSIBLE_ROLES_PATH/ANSIBLE_COLLECTIONS_PATH these playbooks do not load '
+                          '(add playbooks/roles -> ../roles and playbooks/collections -> ../collections links): %s'
+              % (ident, '; '.join(broken)))
 
     def provision(ident):
         runner, stats = run_job(pdd, ident, 'playbooks/provision.yml')
@@ -251,9 +283,13 @@ def main():
         if not (project / 'playbooks' / 'upgrade.yml').exists():
             print('  %-26s skipped: playbooks/upgrade.yml does not exist yet' % ident)
             return
-        runner, stats = run_job(pdd, ident, 'playbooks/upgrade.yml')
+        # The release the nodes already have, in two batches: the job as AWX runs it, not the roll itself (the
+        # scale run measures serial batches).
+        runner, stats = run_job(pdd, ident, 'playbooks/upgrade.yml',
+                                {'rocm_version': '6.2.4', 'rocm_upgrade_serial': (len(nodes) + 1) // 2})
         expect_success(ident, runner, stats, nodes)
 
+    job('awx-stock-paths', awx_stock_paths)
     job('provision', provision)
     job('provision-again', provision)
     job('drift', drift)

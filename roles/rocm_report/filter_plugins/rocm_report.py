@@ -241,7 +241,8 @@ def report_host(gathered, name=None, expected_gpu_count=-1, expected_rocm_versio
         problems.append('ROCm %s is installed, the inventory asks for %s (rocm_version)'
                         % (rocm_version, expected_rocm_version))
 
-    amd_rows = [row for row in finished if row['vendor'] == 'AMD']
+    # The GPUs the ROCm tools see, as gpu_count counts them (rocm_verify's figures); sysfs-only rows are not usable.
+    amd_rows = [row for row in finished if row['vendor'] == 'AMD' and set(row['seen_by']) - {'pci'}]
     gpu_problems = ['%s: %s' % (row['pci_bus'] or row['model'], problem) for row in finished for problem in row['problems']]
     return {
         'name': name or gathered.get('name'),
