@@ -1,0 +1,277 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which ROCm packages to install, replace and remove: the plan behind rocm_sdk's version switch, side-by-side
+releases, install-source switch and uninstall. Pure functions over `dpkg-query` and `apt-cache madison` output.
+
+Terms:
+- AMD package: its version has AMD's form `<component>.<MMmmpp>-<build>~<NN.NN>` (rocblas 4.2.4.60204-139~22.04
+  is ROCm 6.2.4; reference 1.2). The amdgpu driver's versions end in `.22.04`, not `~22.04`, so the driver is
+  never touched here.
+- versioned package: an AMD package whose name ends with its own release, X.Y.Z (rocm-core6.2.4; reference 4.3).
+  A plain and a versioned package of one release install the same files, so they never coexist.
+- distro package: a package of the distribution's own ROCm list (rocminfo 6.1.2-2 in Debian 13; reference 9).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support
+from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release as rr
+
+_AMD_VERSION_RE = re.compile(r'\.(\d{5,6})-\d+~\d+\.\d+$')
+# dpkg-query --showformat '${db:Status-Abbrev}\t${Package}\t${Version}\n'
+DPKG_QUERY_FORMAT = '${db:Status-Abbrev}\\t${Package}\\t${Version}\\n'
+
+
+def amd_code(version):
+    """'4.2.4.60204-139~22.04' -> '60204'; None for a version that is not AMD's ROCm form."""
+    match = _AMD_VERSION_RE.search(str(version))
+    return match.group(1) if match else None
+
+
+def release_of_code(code):
+    """'60204' -> '6.2.4' (MMmmpp; reference 1.2)."""
+    return '%d.%d.%d' % (int(code[:-4]), int(code[-4:-2]), int(code[-2:]))
+
+
+def parse_installed(lines):
+    """dpkg-query lines -> {name: {'status': 'ii', 'version': ..., 'installed': bool}}.
+
+    'installed' means files on disk (unpacked or configured, even half-configured); 'rc' (removed, config files
+    left) and 'pn' (purged) are not installed but 'rc' still has something to purge.
+    """
+    packages = {}
+    for line in lines:
+        parts = line.rstrip('\n').split('\t')
+        if len(parts) != 3 or not parts[1]:
+            continue
+        status, name, version = parts[0].strip(), parts[1].split(':')[0], parts[2]
+        if len(status) < 2 or status[1] == 'n':
+            continue
+        packages[name] = {'status': status, 'version': version, 'installed': status[1] not in 'nc'}
+    return packages
+
+
+def parse_madison(lines):
+    """apt-cache madison lines -> {name: [version, ...]} in apt's order (newest first)."""
+    versions = {}
+    for line in lines:
+        parts = [part.strip() for part in line.split('|')]
+        if len(parts) < 3 or not parts[0] or not parts[1]:
+            continue
+        versions.setdefault(parts[0], [])
+        if parts[1] not in versions[parts[0]]:
+            versions[parts[0]].append(parts[1])
+    return versions
+
+
+def _releases(versions, default):
+    """Full versions, default first, each once ('6.2' and '6.2.0' are one release)."""
+    default_full = rr.release(default)['version']
+    fulls = []
+    for version in versions or [default]:
+        full = rr.release(version)['version']
+        if full not in fulls:
+            fulls.append(full)
+    if default_full not in fulls:
+        raise ValueError('The default ROCm release %s is not among the side-by-side releases %s: add it to the list '
+                         '(rocm_versions) or choose the default among them (rocm_version).'
+                         % (default, ', '.join(fulls)))
+    fulls.remove(default_full)
+    return [default_full] + fulls
+
+
+def _is_versioned(name, code):
+    suffix = release_of_code(code)
+    return name.endswith(suffix) and len(name) > len(suffix)
+
+
+def wanted(spec):
+    """[(name, release or None, required)] that the spec asks for, in order."""
+    if spec.get('state', 'present') != 'present':
+        return []
+    if spec.get('source', 'amd') == 'distro':
+        return [(name, None, True) for name in _unique(spec.get('distro_packages') or [])]
+    releases = _releases(spec.get('versions'), spec['default'])
+    versioned = bool(spec.get('versions'))
+    result = []
+    for release in releases:
+        suffix = release if versioned else ''
+        if release == releases[0]:
+            kdb = spec.get('kdb_default') or []
+        else:
+            kdb = gpu_support.kdb_packages(spec.get('kdb_targets') or [], release)
+        result.extend((name + suffix, release, True) for name in _unique(spec.get('packages') or []))
+        result.extend((name + suffix, release, False) for name in _unique(kdb))
+    return result
+
+
+def query_names(spec, installed_lines):
+    """Names to look up with apt-cache madison: the wanted ones and the installed ROCm ones (they may be replaced)."""
+    installed = parse_installed(installed_lines)
+    names = [name for name, _, _ in wanted(spec)]
+    names += sorted(name for name, info in installed.items()
+                    if info['installed'] and (amd_code(info['version']) or name in (spec.get('distro_packages') or [])))
+    return _unique(names)
+
+
+def _unique(items):
+    seen = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen
+
+
+def plan(spec, installed_lines, madison_lines):
+    """What rocm_sdk does, in order: prepurge, install, purge. See the module docstring for the terms.
+
+    spec: state (present|absent), source (amd|distro), default (ROCm version), versions (side-by-side list; any
+    entry means versioned packages), packages (required names), kdb_default (optional kdb names of the default
+    release), kdb_targets (gfx targets for the other releases' kdb names), distro_packages.
+
+    Returns a dict:
+      missing      required packages the repositories do not offer ('name (ROCm X.Y.Z)' or 'name')
+      unpublished  optional (kdb) packages they do not offer
+      install      apt specs, 'name=exact-version' for AMD packages, names for distro ones
+      hold         the wanted package names (what rocm_sdk_hold holds)
+      prepurge     packages to purge before installing: they share files with what comes (a plain and a versioned
+                   package of one release) or they are the other install source's
+      purge        packages to purge after installing: other releases' leftovers
+      prepurge_autoremove, purge_autoremove   whether distro packages are among them (their dependencies go too)
+      download_first   fetch everything before the prepurge, so a download failure leaves the host as it was
+      prefix       /opt/rocm-X.Y.Z of the default release (None for distro packages and absent)
+    """
+    state = spec.get('state', 'present')
+    source = spec.get('source', 'amd')
+    distro_names = set(spec.get('distro_packages') or [])
+    installed = parse_installed(installed_lines)
+    available = parse_madison(madison_lines)
+
+    amd_installed = dict((name, info) for name, info in installed.items() if amd_code(info['version']))
+    distro_installed = sorted(name for name, info in installed.items()
+                              if name in distro_names and name not in amd_installed)
+
+    result = {'missing': [], 'unpublished': [], 'install': [], 'hold': [], 'prepurge': [], 'purge': [],
+              'prepurge_autoremove': False, 'purge_autoremove': False, 'download_first': False, 'prefix': None}
+
+    if state != 'present':
+        result['purge'] = sorted(amd_installed) + distro_installed
+        result['purge_autoremove'] = bool(distro_installed)
+        return result
+
+    wants = wanted(spec)
+    if source == 'distro':
+        for name, _, _ in wants:
+            if name in available:
+                result['install'].append(name)
+            else:
+                result['missing'].append(name)
+        result['hold'] = [name for name, _, _ in wants]
+        # AMD's packages share names with the distribution's (rocminfo, hipcc): they go first.
+        result['prepurge'] = sorted(amd_installed)
+        result['download_first'] = bool(result['prepurge'] and result['install'])
+        return result
+
+    releases = _releases(spec.get('versions'), spec['default'])
+    codes = dict((rr.release(r)['code'], r) for r in releases)
+    versioned = bool(spec.get('versions'))
+    result['prefix'] = rr.release(releases[0])['prefix']
+
+    install_names = set()
+    for name, release, required in wants:
+        code = rr.release(release)['code']
+        version = _version_at(available.get(name, []), code)
+        if version is None:
+            result['missing' if required else 'unpublished'].append(
+                '%s (ROCm %s)' % (name, release) if required else name)
+            continue
+        result['install'].append('%s=%s' % (name, version))
+        result['hold'].append(name)
+        install_names.add(name)
+
+    target_code = rr.release(releases[0])['code']
+    for name, info in sorted(amd_installed.items()):
+        code = amd_code(info['version'])
+        if name in install_names:
+            continue
+        same_naming = _is_versioned(name, code) == versioned
+        if code in codes and same_naming:
+            if not info['installed']:
+                result['purge'].append(name)  # config files of a removed package
+            continue  # a dependency of what is wanted
+        if code in codes:
+            result['prepurge'].append(name)  # plain vs versioned of a wanted release: same files
+            continue
+        # An older or newer release's package: one exact-version request moves it along with the wanted ones
+        # (its dependants require it at the same version); otherwise it is left over and goes after the install.
+        carry = _version_at(available.get(name, []), target_code)
+        if not versioned and not _is_versioned(name, code) and info['installed'] and carry:
+            result['install'].append('%s=%s' % (name, carry))
+            install_names.add(name)
+        else:
+            result['purge'].append(name)
+
+    if distro_installed:
+        result['prepurge'] += distro_installed
+        result['prepurge_autoremove'] = True
+        # AMD's same-named package (rocminfo, hipcc) replaces it; name it so apt resolves the download before.
+        for name in distro_installed:
+            carry = _version_at(available.get(name, []), target_code)
+            if carry and name not in install_names and not versioned:
+                result['install'].append('%s=%s' % (name, carry))
+                install_names.add(name)
+    result['download_first'] = bool(result['prepurge'] and result['install'])
+    return result
+
+
+def _version_at(versions, code):
+    for version in versions:
+        if amd_code(version) == code:
+            return version
+    return None
+
+
+# apt and dpkg failures, recognised by their messages, and what to do about each.
+_APT_FAILURES = [
+    (re.compile(r'Could not get lock|Unable to acquire the dpkg frontend lock|Failed to lock', re.I), 'lock',
+     'Another process held the dpkg lock for longer than the lock timeout ({holder}). Wait for it to finish '
+     '(unattended-upgrades, another apt run) or raise the lock timeout, then run again.'),
+    (re.compile(r'No space left on device|You don\'t have enough free space', re.I), 'disk_full',
+     'The disk filled up during the install ({detail}). Free space on the filesystems of /opt and '
+     '/var/cache/apt/archives, then run again: the next run finishes the interrupted install.'),
+    (re.compile(r'dpkg was interrupted|Sub-process /usr/bin/dpkg (exited unexpectedly|received|was killed)', re.I),
+     'dpkg_interrupted',
+     'dpkg stopped in the middle of the install ({detail}). Run again: the next run finishes the interrupted '
+     'install (dpkg --configure -a) before anything else.'),
+    (re.compile(r'Failed to fetch|404\s+Not Found|Unable to fetch some archives|503\s+Service Unavailable', re.I),
+     'download',
+     'A package could not be downloaded ({detail}); nothing was installed. Check that the mirror is up and holds '
+     'this release\'s pool, then run again.'),
+    (re.compile(r'unmet dependencies|held broken packages', re.I), 'dependencies',
+     'apt could not resolve the dependencies ({detail}). Packages held by someone else, or a mix of sources, '
+     'can cause this.'),
+]
+
+
+def apt_failure(message):
+    """Classify an apt/dpkg failure message: {'kind': ..., 'reason': one clear sentence with the cause and the fix}."""
+    text = str(message or '')
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for pattern, kind, advice in _APT_FAILURES:
+        for line in lines:
+            if pattern.search(line):
+                holder = re.search(r'held by process (\d+ \([^)]*\))', text)
+                return {'kind': kind, 'reason': advice.format(
+                    detail=_shorten(line), holder='held by process %s' % holder.group(1) if holder else _shorten(line))}
+    first = _shorten(lines[-1] if lines else 'no message')
+    return {'kind': 'other', 'reason': 'apt failed: %s' % first}
+
+
+def _shorten(line, limit=200):
+    line = re.sub(r'\s+', ' ', line).strip()
+    return line if len(line) <= limit else line[:limit - 3] + '...'

@@ -1,0 +1,85 @@
+"""Helpers for scenario tests that drive real ansible-playbook runs against the scenario's containers.
+
+Molecule's verifier runs pytest with the provisioner's environment (ANSIBLE_CONFIG, roles and collections paths,
+MOLECULE_INVENTORY_FILE), so a playbook run here is the same command an admin types, against the same inventory.
+Used by the lifecycle, distro and faults scenarios (they import it from this folder).
+"""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[3]
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)"
+                   r"(?:\s+skipped=(\d+))?(?:\s+rescued=(\d+))?(?:\s+ignored=(\d+))?", re.M)
+
+
+class Run:
+    """One finished ansible-playbook run: rc, output without colours, and the recap per host."""
+
+    def __init__(self, args, proc):
+        self.args = args
+        self.rc = proc.returncode
+        self.output = ANSI.sub("", proc.stdout + proc.stderr)
+        self.recap = {}
+        for match in RECAP.finditer(self.output):
+            names = ("ok", "changed", "unreachable", "failed", "skipped", "rescued", "ignored")
+            self.recap[match.group(1)] = dict(zip(names, (int(g or 0) for g in match.groups()[1:])))
+
+    def changed(self, host):
+        return self.recap[host]["changed"]
+
+    def __repr__(self):
+        # pytest prints this on a failed assertion: the command and the end of its output.
+        return "ansible-playbook %s -> rc %s\n%s" % (" ".join(self.args), self.rc, self.output[-6000:])
+
+
+def inventory():
+    return str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent)
+
+
+def playbook(path, limit, extra_vars=None, check=False, tags=None):
+    """Run PROJECT/path on the hosts in limit (also passed as gpulab_hosts) with diff output."""
+    variables = {"gpulab_hosts": limit}
+    variables.update(extra_vars or {})
+    args = ["-i", inventory(), str(PROJECT / path), "--limit", limit, "--diff", "-e", json.dumps(variables)]
+    if check:
+        args.append("--check")
+    if tags:
+        args += ["--tags", tags]
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run(["ansible-playbook"] + args, capture_output=True, text=True, env=env, cwd=PROJECT,
+                          check=False)
+    return Run(args, proc)
+
+
+# What a snapshot leaves out: kernel and runtime filesystems, temporary folders, Ansible's own working folder
+# (the connection creates and removes it on every task), and apt's binary caches, which any read-only apt query
+# (apt-cache madison, apt-cache policy) rebuilds when they are missing or older than the lists.
+_SNAPSHOT = r"""
+set -e
+find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp -o -path /var/tmp \
+  -o -path /root/.ansible -o -path /var/cache/apt/pkgcache.bin -o -path /var/cache/apt/srcpkgcache.bin \) -prune \
+  -o -printf '%y %m %u %g %s %p -> %l\n' | LC_ALL=C sort
+find /etc /opt -xdev -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
+dpkg -l
+dpkg --get-selections
+"""
+
+
+def snapshot(host):
+    """Every file (type, mode, owner, size, path, link target), checksums of /etc and /opt, and the packages."""
+    return host.check_output("sh -c %s" % _quote(_SNAPSHOT)).splitlines()
+
+
+def _quote(text):
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def differences(before, after):
+    """Lines only in one of two snapshots, marked - and +."""
+    old, new = set(before), set(after)
+    return ["- " + line for line in before if line not in new] + ["+ " + line for line in after if line not in old]

@@ -1,0 +1,182 @@
+"""The life of one node, driven by real ansible-playbook runs (the tests run in order; each leaves the host in the
+state the next one starts from). Molecule's converge left molecule-lifecycle-bookworm at ROCm 5.7.1.
+
+Every change is followed by a second run that must report changed=0.
+"""
+
+import os
+import re
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import gpulab_runs as runs  # noqa: E402  (a helper beside this file)
+
+NODE = "molecule-lifecycle-bookworm"
+FRESH = "molecule-lifecycle-fresh"
+testinfra_hosts = [NODE]
+
+CODES = {"5.7.1": "50701", "6.2.4": "60204", "6.2.0": "60200"}
+DIRS = {"5.7.1": "5.7.1", "6.2.4": "6.2.4", "6.2.0": "6.2"}
+AMD_VERSION = re.compile(r"\.(\d{5})-\d+~\d+\.\d+$")
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    import testinfra
+    return testinfra.get_host("ansible://" + FRESH, ansible_inventory=runs.inventory())
+
+
+def rocm_packages(host):
+    """{name: release code} of the installed AMD ROCm packages."""
+    out = host.check_output("dpkg-query -W -f '${db:Status-Abbrev} ${Package} ${Version}\\n'")
+    found = {}
+    for line in out.splitlines():
+        status, name, version = line.split()
+        match = AMD_VERSION.search(version)
+        if match:
+            assert status == "ii", line  # nothing half installed or left as config files
+            found[name] = match.group(1)
+    return found
+
+
+def source_lines(host):
+    lists = host.file("/etc/apt/sources.list.d/rocm.list")
+    return [ln for ln in lists.content_string.splitlines() if ln.startswith("deb ")] if lists.exists else []
+
+
+def opt_rocm(host):
+    return host.check_output("readlink -f /opt/rocm")
+
+
+def assert_single_release(host, version):
+    code = CODES[version]
+    packages = rocm_packages(host)
+    assert {"rocm-hip-sdk", "rocblas", "miopen-hip", "rocm-core", "rocminfo"} <= set(packages), packages
+    assert set(packages.values()) == {code}, packages  # nothing of another release is left
+    assert not [name for name in packages if name.endswith(version)], packages  # plain names only
+    url = os.environ["GPULAB_MIRROR_URL"]
+    assert source_lines(host) == [
+        f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] {url}/rocm/apt/{DIRS[version]} jammy main"]
+    assert opt_rocm(host) == f"/opt/rocm-{version}"
+    leftovers = host.check_output("ls /opt").split()
+    assert leftovers == ["rocm", f"rocm-{version}"], leftovers
+    # The login shell finds this release's tools through /opt/rocm.
+    assert host.check_output("su - alice -c 'command -v rocminfo'") == "/opt/rocm/bin/rocminfo"
+    assert host.check_output("cat /opt/rocm/.info/version").startswith(version + "-")
+
+
+def converge_twice(path, extra_vars=None):
+    first = runs.playbook(path, NODE, extra_vars)
+    assert first.rc == 0, first
+    assert first.changed(NODE) > 0, first
+    second = runs.playbook("site.yml", NODE, extra_vars)
+    assert second.rc == 0, second
+    assert second.changed(NODE) == 0, second
+    return first
+
+
+def test_check_mode_on_a_fresh_host_shows_the_changes_and_changes_nothing(fresh):
+    before = runs.snapshot(fresh)
+    run = runs.playbook("site.yml", FRESH, check=True)
+    after = runs.snapshot(fresh)
+    assert run.rc == 0, run
+    assert run.changed(FRESH) > 0, run
+    # The diff shows the sources line it would write.
+    assert re.search(r"^\+deb \[arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg\] .*/rocm/apt/6\.2\.4 jammy main$",
+                     run.output, re.M), run
+    assert runs.differences(before, after) == []
+    assert not fresh.file("/etc/apt/sources.list.d/rocm.list").exists
+
+
+def test_check_mode_on_the_converged_host_changes_nothing(host):
+    before = runs.snapshot(host)
+    same = runs.playbook("site.yml", NODE, check=True)
+    assert same.rc == 0, same
+    assert same.changed(NODE) == 0, same
+    # A new release in check mode: the diff shows the new sources, and still nothing changes.
+    other = runs.playbook("site.yml", NODE, {"rocm_version": "6.2.4"}, check=True)
+    assert other.rc == 0, other
+    assert re.search(r"^-deb .*/rocm/apt/5\.7\.1 jammy main$", other.output, re.M), other
+    assert re.search(r"^\+deb .*/rocm/apt/6\.2\.4 jammy main$", other.output, re.M), other
+    assert runs.differences(before, runs.snapshot(host)) == []
+    assert_single_release(host, "5.7.1")
+
+
+def test_rolling_upgrade_from_5_7_1_to_6_2_4(host):
+    run = converge_twice("playbooks/upgrade.yml", {"rocm_version": "6.2.4"})
+    assert "PLAY [Roll a ROCm release over the cluster]" in run.output, run
+    assert_single_release(host, "6.2.4")
+
+
+def test_back_to_5_7_1(host):
+    converge_twice("site.yml")  # the host's own rocm_version, 5.7.1
+    assert_single_release(host, "5.7.1")
+
+
+SIDE_BY_SIDE = {"rocm_version": "6.2.4", "rocm_versions": ["6.2.4", "6.2"]}
+
+
+def test_side_by_side_releases(host):
+    converge_twice("site.yml", SIDE_BY_SIDE)
+    packages = rocm_packages(host)
+    for version in ("6.2.4", "6.2.0"):
+        for name in ("rocm-hip-sdk", "rocblas", "miopen-hip", "rocm-core", "rocminfo"):
+            assert packages.get(name + version) == CODES[version], packages
+    assert set(packages.values()) == {"60204", "60200"}, packages
+    # Plain names are gone: they would collide with the versioned packages of the same release.
+    assert all(name.endswith(("6.2.4", "6.2.0")) for name in packages), packages
+    url = os.environ["GPULAB_MIRROR_URL"]
+    assert source_lines(host) == [
+        f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] {url}/rocm/apt/{d} jammy main" for d in ("6.2.4", "6.2")]
+    assert host.check_output("ls /opt").split() == ["rocm", "rocm-6.2.0", "rocm-6.2.4"]
+    assert opt_rocm(host) == "/opt/rocm-6.2.4"
+    assert host.check_output("su - alice -c 'rocminfo'")  # the default release's tools run
+    assert host.check_output("cat /opt/rocm/.info/version").startswith("6.2.4-")
+
+
+def test_another_default_release(host):
+    converge_twice("site.yml", dict(SIDE_BY_SIDE, rocm_version="6.2"))
+    assert opt_rocm(host) == "/opt/rocm-6.2.0"
+    query = host.check_output("update-alternatives --query rocm")
+    assert "Status: manual" in query and "Value: /opt/rocm-6.2.0" in query
+    assert set(rocm_packages(host).values()) == {"60204", "60200"}
+
+
+def test_dropping_a_release_removes_it(host):
+    converge_twice("site.yml", {"rocm_version": "6.2", "rocm_versions": ["6.2"]})
+    packages = rocm_packages(host)
+    assert set(packages.values()) == {"60200"}, packages
+    assert "rocm-hip-sdk6.2.0" in packages
+    assert host.check_output("ls /opt").split() == ["rocm", "rocm-6.2.0"]
+    assert opt_rocm(host) == "/opt/rocm-6.2.0"
+    assert len(source_lines(host)) == 1 and "/rocm/apt/6.2 jammy" in source_lines(host)[0]
+
+
+def test_uninstall_removes_everything_we_added_and_keeps_the_rest(host, fresh):
+    # The admin's and the user's own lines, which must survive.
+    host.check_output("sh -c 'echo \"# lab policy: keep\" >> /etc/adduser.conf'")
+    host.check_output("sh -c 'echo \"alias ll=\\\"ls -l\\\"\" >> /home/alice/.bashrc'")
+    run = runs.playbook("playbooks/uninstall.yml", NODE)
+    assert run.rc == 0, run
+    assert run.changed(NODE) > 0, run
+    assert rocm_packages(host) == {}
+    for path in ("/etc/apt/sources.list.d/rocm.list", "/etc/apt/sources.list.d/amdgpu.list",
+                 "/etc/apt/preferences.d/rocm-pin-600", "/etc/apt/keyrings/rocm.gpg", "/etc/profile.d/rocm.sh",
+                 "/etc/ld.so.conf.d/rocm.conf", "/opt/rocm"):
+        assert not host.file(path).exists, path
+    # dpkg removes /opt with the last package in it when no package of the image owns it (debootstrap minbase).
+    assert host.run("ls -A /opt").stdout == ""
+    assert "no alternatives for rocm" in host.run("update-alternatives --query rocm").stderr
+    # What is left is the image's own file plus the admin's line, and the user's .bashrc plus the user's line
+    # (the never-converged host has the same image and the same users).
+    assert host.file("/etc/adduser.conf").content_string == (
+        fresh.file("/etc/adduser.conf").content_string + "# lab policy: keep\n")
+    assert host.file("/home/alice/.bashrc").content_string == (
+        fresh.file("/home/alice/.bashrc").content_string + 'alias ll="ls -l"\n')
+    apt = host.run("apt-get update")
+    assert apt.rc == 0 and "E:" not in apt.stderr, apt.stderr
+    again = runs.playbook("playbooks/uninstall.yml", NODE)
+    assert again.rc == 0, again
+    assert again.changed(NODE) == 0, again
