@@ -3,6 +3,7 @@ modules return for real captured outputs: the modules run in-process on the capt
 (tests/harness/mirror/captures), so these records are the ones the role builds on those containers."""
 
 import base64
+import json
 import importlib.util
 import sys
 from pathlib import Path
@@ -193,3 +194,17 @@ def test_bad_input_is_a_clear_error():
         report.report_host(["not", "a", "dict"])
     with pytest.raises(AnsibleFilterError, match="expects hostvars"):
         report.report_fleet([], [])
+
+
+def test_real_h200_pci_facts(tmp_path):
+    # gpu_pci_facts on the lent H200 machine (docs/h200-pci/gpu_pci_h200.json, real sysfs): an NVIDIA GPU gets a
+    # row of its own, its link judged from sysfs; no ROCm there, which is the host's one problem.
+    real = json.loads((ROOT / "docs" / "h200-pci" / "gpu_pci_h200.json").read_text())["gpu_pci"]
+    host = report.report_host(gathered(tmp_path, gpu_pci={"ansible_facts": {"gpu_pci": real}},
+                                       rocm_version_file=NOT_FOUND), "h200")
+    assert (host["gpu_count"], host["in_container"], len(host["gpus"])) == (0, True, 1)
+    gpu = host["gpus"][0]
+    assert (gpu["vendor"], gpu["model"], gpu["driver"], gpu["seen_by"]) == ("NVIDIA", "NVIDIA H200", "nvidia", ["pci"])
+    assert (gpu["link"]["speed_gts"], gpu["link"]["width"], gpu["link"]["degraded"], gpu["link"]["source"]) == (
+        32.0, 16, False, "sysfs")
+    assert len(host["problems"]) == 1 and "rocminfo was not found" in host["problems"][0]

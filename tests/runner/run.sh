@@ -57,10 +57,13 @@ rm -rf "$sysfs"
 
 pdd=.cache/runner/pdd
 mkdir -p .cache/runner
-python3 tests/runner/awx_jobs.py "$pdd" "${jobs_args[@]}"
+status=0
+python3 tests/runner/awx_jobs.py "$pdd" "${jobs_args[@]}" || status=1
 
+# The report of the facts job, in a browser (also when another job failed).
 if [ -f "$pdd/fleet-report/fleet-report.html" ]; then
   python3 tests/report/check_report.py "$pdd/fleet-report" --expect-hosts "$(IFS=,; echo "${nodes[*]}")" \
-    --screenshot .cache/runner/fleet-report.png
+    --screenshot .cache/runner/fleet-report.png || status=1
 fi
 echo "runner: done in $((SECONDS - start)) s"
+exit $status

@@ -111,9 +111,9 @@ def main():
                                           text=True).stdout)
     hosts = inventory['rocm_nodes']['hosts']  # inventory order: the order serial cuts batches in
     (pdd / 'env' / 'extravars').write_text(json.dumps({args.serial_var: args.serial}))
+    (pdd / 'env' / 'cmdline').write_text('--forks %d' % args.forks)  # env/cmdline, as AWX passes job options
     started = time.monotonic()
-    runner = ansible_runner.run(private_data_dir=str(pdd), playbook=args.playbook, ident='scale',
-                                cmdline='--forks %d' % args.forks, quiet=True)
+    runner = ansible_runner.run(private_data_dir=str(pdd), playbook=args.playbook, ident='scale', quiet=True)
     wall = time.monotonic() - started
     events = load_events(pdd, 'scale')
     batches, windows, concurrency, problems = analyse(events, args.serial, args.forks, hosts)
@@ -134,7 +134,7 @@ def main():
         (pdd / 'env' / 'extravars').write_text(json.dumps({'rocm_report_dest': str(args.report_dir.resolve())}))
         started = time.monotonic()
         report = ansible_runner.run(private_data_dir=str(pdd), playbook='playbooks/facts.yml', ident='scale-facts',
-                                    cmdline='--forks %d' % args.forks, quiet=True)
+                                    quiet=True)
         print('scale: playbooks/facts.yml on %d hosts, forks %d: rc=%s status=%s, wall %.0f s' % (
             len(hosts), args.forks, report.rc, report.status, time.monotonic() - started))
         if report.rc != 0:
