@@ -3,13 +3,6 @@
 import os
 import re
 
-import pytest
-
-
-@pytest.fixture(scope="module")
-def name(host):
-    return host.backend.get_hostname()
-
 
 def profile_vars(host):
     text = host.file("/etc/profile.d/rocm.sh").content_string
@@ -20,9 +13,7 @@ def login_env(host, var):
     return host.check_output(f"su - alice -c 'printf %s \"${{{var}-unset}}\"'")
 
 
-def test_navi22_workstation_with_nvidia(host, name):
-    if name != "molecule-hw-navi22":
-        pytest.skip("Navi 22 workstation only")
+def check_navi22_workstation_with_nvidia(host):
     exported, text = profile_vars(host)
     assert exported["HSA_OVERRIDE_GFX_VERSION"] == "10.3.0"
     assert exported["PYTORCH_ROCM_ARCH"] == "gfx1030"
@@ -39,9 +30,7 @@ def test_navi22_workstation_with_nvidia(host, name):
     assert not host.package("amdgpu-dkms").is_installed
 
 
-def test_mi250x_node(host, name):
-    if name != "molecule-hw-mi250x":
-        pytest.skip("MI250X node only")
+def check_mi250x_node(host):
     exported, text = profile_vars(host)
     assert exported["PYTORCH_ROCM_ARCH"] == "gfx90a"
     assert not any(key.startswith("HSA_OVERRIDE") for key in exported)
@@ -56,9 +45,7 @@ def test_mi250x_node(host, name):
     assert host.file("/run/reboot-required").exists
 
 
-def test_build_node(host, name):
-    if name != "molecule-hw-build":
-        pytest.skip("build node only")
+def check_build_node(host):
     exported, text = profile_vars(host)
     assert set(exported) == {"ROCM_PATH", "HIP_PLATFORM"}
     assert "coexistence" not in text
@@ -66,11 +53,21 @@ def test_build_node(host, name):
     assert "kdb" not in host.check_output("dpkg-query -W -f '${Package}\\n' | grep kdb || true")
 
 
-def test_mixed_radeons_get_the_per_node_override(host, name):
-    if name != "molecule-hw-mixed":
-        pytest.skip("mixed host only")
+def check_mixed_radeons_get_the_per_node_override(host):
     exported, _ = profile_vars(host)
     # Node 1 is the RX 6900 XT (native gfx1030), node 2 the RX 6600 (gfx1032 -> 10.3.0).
     assert exported["HSA_OVERRIDE_GFX_VERSION_2"] == "10.3.0"
     assert "HSA_OVERRIDE_GFX_VERSION" not in exported and "HSA_OVERRIDE_GFX_VERSION_1" not in exported
     assert exported["PYTORCH_ROCM_ARCH"] == "gfx1030"
+
+
+CHECKS = {
+    "molecule-hw-navi22": check_navi22_workstation_with_nvidia,
+    "molecule-hw-mi250x": check_mi250x_node,
+    "molecule-hw-build": check_build_node,
+    "molecule-hw-mixed": check_mixed_radeons_get_the_per_node_override,
+}
+
+
+def test_host_matches_its_hardware(host):
+    CHECKS[host.backend.get_hostname()](host)
