@@ -57,9 +57,10 @@ for i in "${!nodes[@]}"; do
     "gpulab/debian:${images[$((i % 2))]}" sleep infinity >/dev/null
 done
 ansible-playbook -i "$out/inventory" molecule/shared/prepare.yml >/dev/null
-echo "scale: $count containers up and prepared ($(nproc) CPUs on this machine)"
+echo "scale: $count containers up and prepared ($(nproc) CPUs on this machine; load average before the run:$(cut -d' ' -f1-3 /proc/loadavg | sed 's/^/ /'))"
 
 python3 tests/scale/scale_run.py "$out/pdd" "$out/inventory" --serial "$serial" --forks "$forks" \
   --report-dir "$out/fleet-report"
+echo "scale: load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 tests/report/check_report.py "$out/fleet-report" --expect-hosts "$(IFS=,; echo "${nodes[*]}")" \
   --screenshot "$out/fleet-report.png"

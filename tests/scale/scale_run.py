@@ -10,8 +10,10 @@ its job_events (what AWX stores), per host and task: when the worker started it 
 ended (the result's `end`). Checked:
 - serial: the play starts once per batch; the batches hold `serial` hosts (the last one the rest), in inventory
   order, and no host of a batch starts a task before every host of the batch before has finished its last one;
-- forks: at no instant do more than `forks` hosts run a task, and a task of a batch larger than `forks` does reach
-  `forks` at once (the limit is used, not just respected).
+- forks: at no instant do more than `forks` hosts have a command running (Docker's exec_start/exec_die events of
+  the containers: each fork runs its host's commands one after the other), and some instant has `forks` of them
+  (the limit is used, not just respected). The job events cannot show this: a fork is freed when its process
+  exits, before the callback records the result's end, so their intervals overlap by that lag.
 Prints the wall time, the batches with their spans, and the most hosts seen running one task at once.
 Then the fleet report job (playbooks/facts.yml) over the same hosts, when --report-dir is given.
 """
@@ -44,8 +46,8 @@ def load_events(pdd, ident):
     return sorted(events, key=lambda event: event['counter'])
 
 
-def analyse(events, serial, forks, hosts):
-    """(batches, per-task concurrency, problems) from a job's events."""
+def analyse(events, serial, hosts):
+    """(batches, their time windows, problems) from a job's events."""
     problems = []
     batches = []       # [[host, ...], ...] in the order the plays started
     spans = {}         # (batch index, task uuid, host) -> [start, end]
@@ -74,24 +76,54 @@ def analyse(events, serial, forks, hosts):
         if windows[index][0] < windows[index - 1][1]:
             problems.append('batch %d started at %.2f before batch %d ended at %.2f' % (
                 index + 1, windows[index][0], index, windows[index - 1][1]))
-    tasks = {}
-    for (batch, task, host), (start, end) in spans.items():
-        if end is not None:
-            tasks.setdefault((batch, task), []).append((start, end))
-    concurrency = {}
-    for key, intervals in tasks.items():
-        points = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
-        running = peak = 0
-        for _time, step in points:  # an end sorts before a start at the same instant
-            running += step
-            peak = max(peak, running)
-        concurrency[key] = peak
-    peak = max(concurrency.values()) if concurrency else 0
-    if peak > forks:
-        problems.append('%d hosts ran one task at once, forks is %d' % (peak, forks))
-    if any(len(batch) > forks for batch in batches) and peak < forks:
-        problems.append('no task ran on %d hosts at once although batches have more hosts' % forks)
-    return batches, windows, concurrency, problems
+    return batches, windows, problems
+
+
+def watch_docker(path):
+    """Start streaming Docker's container events into path (the daemon keeps only the last few hundred)."""
+    log = open(path, 'w')
+    return subprocess.Popen(['docker', 'events', '--filter', 'type=container', '--format', '{{json .}}'],
+                            stdout=log, text=True), log
+
+
+def docker_execs(watcher, hosts):
+    """[(start, end, container)] of every command Docker ran in the containers while it was watched."""
+    process, log = watcher
+    time.sleep(1)  # the last exec_die events
+    process.terminate()
+    process.wait()
+    log.close()
+    started, spans = {}, []
+    with open(log.name) as handle:
+        for line in handle:
+            event = json.loads(line)
+            name = event['Actor']['Attributes'].get('name')
+            exec_id = event['Actor']['Attributes'].get('execID')
+            if name not in hosts or not exec_id:
+                continue
+            moment = event['timeNano'] / 1e9
+            if event['Action'].startswith('exec_start'):
+                started[exec_id] = moment
+            elif event['Action'] == 'exec_die' and exec_id in started:
+                spans.append((started.pop(exec_id), moment, name))
+    return spans
+
+
+def peak_concurrency(spans):
+    """The most spans open at one instant, and the hosts behind them."""
+    points = sorted([(start, 1, name) for start, _end, name in spans] + [(end, -1, name) for _start, end, name in spans])
+    running, peak, peak_hosts, open_hosts = 0, 0, [], []
+    for _moment, step, name in points:  # an end sorts before a start at the same instant
+        running += step
+        if step > 0:
+            open_hosts.append(name)
+        else:
+            open_hosts.remove(name)
+        if running > peak:
+            peak, peak_hosts = running, sorted(open_hosts)
+    return peak, peak_hosts
+
+
 
 
 def main():
@@ -112,11 +144,23 @@ def main():
     hosts = inventory['rocm_nodes']['hosts']  # inventory order: the order serial cuts batches in
     (pdd / 'env' / 'extravars').write_text(json.dumps({args.serial_var: args.serial}))
     (pdd / 'env' / 'cmdline').write_text('--forks %d' % args.forks)  # env/cmdline, as AWX passes job options
+    watcher = watch_docker(pdd / 'docker-events.jsonl')
     started = time.monotonic()
     runner = ansible_runner.run(private_data_dir=str(pdd), playbook=args.playbook, ident='scale', quiet=True)
     wall = time.monotonic() - started
     events = load_events(pdd, 'scale')
-    batches, windows, concurrency, problems = analyse(events, args.serial, args.forks, hosts)
+    batches, windows, problems = analyse(events, args.serial, hosts)
+    execs = docker_execs(watcher, set(hosts))
+    peak, peak_hosts = peak_concurrency(execs)
+    if peak > args.forks:
+        problems.append('%d hosts ran a command at once (%s), forks is %d' % (peak, ' '.join(peak_hosts), args.forks))
+    if peak < min(args.forks, max(len(batch) for batch in batches)):
+        problems.append('at most %d hosts ran a command at once: forks %d was never used' % (peak, args.forks))
+    for index in range(1, len(batches)):
+        previous = [end for _start, end, name in execs if name in batches[index - 1]]
+        current = [start for start, _end, name in execs if name in batches[index]]
+        if previous and current and min(current) < max(previous):
+            problems.append('a host of batch %d ran a command before batch %d was done' % (index + 1, index))
     stats = [e for e in events if e['event'] == 'playbook_on_stats'][-1]['event_data']
     print('scale: %s on %d hosts, serial %d, forks %d: rc=%s status=%s, wall %.0f s, changed %d, failed %s' % (
         args.playbook, len(hosts), args.serial, args.forks, runner.rc, runner.status, wall,
@@ -124,9 +168,8 @@ def main():
     for index, (batch, (start, end)) in enumerate(zip(batches, windows)):
         print('scale:   batch %d: %-70s %6.1f s .. %6.1f s' % (
             index + 1, ' '.join(batch), start - windows[0][0], end - windows[0][0]))
-    multi = [peak for (batch, _task), peak in concurrency.items() if len(batches[batch]) > 1]
-    print('scale:   %d task runs; most hosts running one task at once: %d (forks %d); tasks at that peak: %d' % (
-        len(concurrency), max(multi or [0]), args.forks, sum(1 for peak in multi if peak == max(multi or [0]))))
+    print('scale:   %d commands in the containers (docker exec); most running at once: %d (forks %d), on %s' % (
+        len(execs), peak, args.forks, ' '.join(peak_hosts)))
     if runner.rc != 0 or runner.status != 'successful':
         problems.append('the job ended rc=%s status=%s (see %s)' % (runner.rc, runner.status,
                                                                    pdd / 'artifacts' / 'scale' / 'stdout'))
