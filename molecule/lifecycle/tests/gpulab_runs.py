@@ -32,9 +32,21 @@ class Run:
     def changed(self, host):
         return self.recap[host]["changed"]
 
+    def changed_tasks(self):
+        """Names of the tasks that reported a change, in order."""
+        names, task = [], None
+        for line in self.output.splitlines():
+            match = re.match(r"^TASK \[(.*?)\]", line)
+            if match:
+                task = match.group(1)
+            elif line.startswith("changed:") and task and task not in names:
+                names.append(task)
+        return names
+
     def __repr__(self):
-        # pytest prints this on a failed assertion: the command and the end of its output.
-        return "ansible-playbook %s -> rc %s\n%s" % (" ".join(self.args), self.rc, self.output[-6000:])
+        # pytest prints this on a failed assertion: the command, the changed tasks and the end of the output.
+        return "ansible-playbook %s -> rc %s, changed tasks: %s\n%s" % (
+            " ".join(self.args), self.rc, self.changed_tasks(), self.output[-6000:])
 
 
 def inventory():

@@ -53,7 +53,7 @@ def opt_rocm(host):
 def assert_single_release(host, version):
     code = CODES[version]
     packages = rocm_packages(host)
-    assert {"rocm-hip-sdk", "rocblas", "miopen-hip", "rocm-core", "rocminfo"} <= set(packages), packages
+    assert {"rocm-hip-sdk", "rocblas", "miopen-hip", "rocm-core", "rocminfo", "miopen-hip-gfx90akdb"} <= set(packages)
     assert set(packages.values()) == {code}, packages  # nothing of another release is left
     assert not [name for name in packages if name.endswith(version)], packages  # plain names only
     url = os.environ["GPULAB_MIRROR_URL"]
@@ -71,7 +71,7 @@ def converge_twice(path, extra_vars=None):
     first = runs.playbook(path, NODE, extra_vars)
     assert first.rc == 0, first
     assert first.changed(NODE) > 0, first
-    second = runs.playbook("site.yml", NODE, extra_vars)
+    second = runs.playbook(path, NODE, extra_vars)
     assert second.rc == 0, second
     assert second.changed(NODE) == 0, second
     return first
@@ -115,33 +115,29 @@ def test_back_to_5_7_1(host):
     assert_single_release(host, "5.7.1")
 
 
-SIDE_BY_SIDE = {"rocm_version": "6.2.4", "rocm_versions": ["6.2.4", "6.2"]}
+# The default is the lower release, so /opt/rocm must be set (rocm-core alone would pick the highest).
+SIDE_BY_SIDE = {"rocm_version": "6.2", "rocm_versions": ["6.2.4", "6.2"]}
 
 
-def test_side_by_side_releases(host):
+def test_side_by_side_releases_with_a_default(host):
     converge_twice("site.yml", SIDE_BY_SIDE)
     packages = rocm_packages(host)
     for version in ("6.2.4", "6.2.0"):
-        for name in ("rocm-hip-sdk", "rocblas", "miopen-hip", "rocm-core", "rocminfo"):
+        for name in ("rocm-hip-sdk", "rocblas", "miopen-hip", "rocm-core", "rocminfo", "miopen-hip-gfx90akdb"):
             assert packages.get(name + version) == CODES[version], packages
     assert set(packages.values()) == {"60204", "60200"}, packages
     # Plain names are gone: they would collide with the versioned packages of the same release.
     assert all(name.endswith(("6.2.4", "6.2.0")) for name in packages), packages
     url = os.environ["GPULAB_MIRROR_URL"]
     assert source_lines(host) == [
-        f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] {url}/rocm/apt/{d} jammy main" for d in ("6.2.4", "6.2")]
+        f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] {url}/rocm/apt/{d} jammy main" for d in ("6.2", "6.2.4")]
     assert host.check_output("ls /opt").split() == ["rocm", "rocm-6.2.0", "rocm-6.2.4"]
-    assert opt_rocm(host) == "/opt/rocm-6.2.4"
-    assert host.check_output("su - alice -c 'rocminfo'")  # the default release's tools run
-    assert host.check_output("cat /opt/rocm/.info/version").startswith("6.2.4-")
-
-
-def test_another_default_release(host):
-    converge_twice("site.yml", dict(SIDE_BY_SIDE, rocm_version="6.2"))
-    assert opt_rocm(host) == "/opt/rocm-6.2.0"
     query = host.check_output("update-alternatives --query rocm")
-    assert "Status: manual" in query and "Value: /opt/rocm-6.2.0" in query
-    assert set(rocm_packages(host).values()) == {"60204", "60200"}
+    assert "Status: manual" in query and "Value: /opt/rocm-6.2.0" in query, query
+    assert opt_rocm(host) == "/opt/rocm-6.2.0"
+    # The environment follows the default release.
+    assert host.check_output("su - alice -c 'cat $ROCM_PATH/.info/version'").startswith("6.2.0-")
+    assert host.check_output("su - alice -c 'command -v rocminfo'") == "/opt/rocm/bin/rocminfo"
 
 
 def test_dropping_a_release_removes_it(host):
