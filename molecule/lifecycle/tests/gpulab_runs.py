@@ -56,6 +56,9 @@ def inventory():
 def playbook(path, limit, extra_vars=None, check=False, tags=None):
     """Run PROJECT/path on the hosts in limit (also passed as gpulab_hosts) with diff output."""
     variables = {"gpulab_hosts": limit}
+    if os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY"):
+        # The scenario's own fleet report, as molecule.yml sets for converge: scenarios run side by side.
+        variables["rocm_report_dest"] = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"] + "/fleet-report"
     variables.update(extra_vars or {})
     args = ["-i", inventory(), str(PROJECT / path), "--limit", limit, "--diff", "-e", json.dumps(variables)]
     if check:
