@@ -15,8 +15,15 @@ version_added: 0.1.0
 description:
   - Downloads an OpenPGP public key (armored or binary), checks that every primary key in it has a fingerprint
     from O(fingerprints), and only then writes it dearmored to O(dest) for use with C(signed-by=).
-  - Nothing is written when the download fails or a fingerprint is not trusted; the error names the fingerprint found
-    and the variable to change.
+  - The file must hold exactly trusted public keys with their own subkeys, signatures, user ids and user attributes.
+    Secret keys and secret subkeys, keys whose fingerprint is not trusted, any other packet (literal, compressed or
+    encrypted data, markers, trust packets), subkeys or signatures before any primary key, text outside the
+    armor or bytes after the last packet, and armor whose CRC-24 line does not match are refused, naming the packet
+    (number, byte, tag).
+  - Armored keys may have armor headers (C(Version:), C(Comment:) lines), CRLF line ends and several public key blocks.
+  - At most O(max_size) bytes are read from O(url); a bigger answer is refused.
+  - Nothing is written when the download fails or the key file is refused; the error names the fingerprint or
+    packet found and what to change.
   - Fingerprints, not file hashes, are checked because vendors re-issue the same key with a new expiry (AMD's ROCm
     key was re-issued several times), which changes the file but not the fingerprint.
 author:
@@ -52,6 +59,12 @@ options:
     description: Download timeout in seconds.
     type: int
     default: 30
+  max_size:
+    description:
+      - The most bytes read from O(url). A signing key is a few KiB; a bigger answer (an error page, a wrong URL, an
+        endless stream) is refused without reading more than one byte over this limit, and nothing is written.
+    type: int
+    default: 1048576
 attributes:
   check_mode:
     support: full
@@ -89,11 +102,11 @@ import os
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.urls import fetch_url
+from ansible_collections.gpulab.rocm.plugins.module_utils.download import DEFAULT_LIMIT, bounded_download
 from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
-    dearmor,
-    normalize_fingerprint,
     primary_fingerprints,
+    trusted_fingerprints,
+    trusted_keyring,
 )
 
 
@@ -115,17 +128,6 @@ def read_current(path):
         return handle.read()
 
 
-def download(module, url):
-    response, info = fetch_url(module, url, timeout=module.params['timeout'])
-    if info.get('status') != 200 and not (url.startswith('file:') and response is not None):
-        module.fail_json(
-            msg='Could not download the signing key from %s: %s (HTTP status %s). Nothing was changed. Check the key URL '
-                'variable and that this host can reach it (proxy, firewall, lab mirror).'
-                % (url, info.get('msg', 'no answer'), info.get('status')),
-            url=url, status=info.get('status'))
-    return response.read()
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -136,6 +138,7 @@ def main():
             mode=dict(type='str', default='0644'),
             validate_certs=dict(type='bool', default=True),
             timeout=dict(type='int', default=30),
+            max_size=dict(type='int', default=DEFAULT_LIMIT),
         ),
         required_if=[('state', 'present', ['url', 'fingerprints'])],
         supports_check_mode=True,
@@ -152,25 +155,18 @@ def main():
                 os.unlink(dest)
         module.exit_json(**result)
 
-    trusted = [normalize_fingerprint(fpr) for fpr in module.params['fingerprints']]
-    if not trusted:
-        module.fail_json(msg='No trusted fingerprint given: the fingerprint list is empty. Nothing was changed.')
-    url = module.params['url']
-    raw = download(module, url)
     try:
-        keyring = dearmor(raw)
-        found = primary_fingerprints(keyring)
+        trusted = trusted_fingerprints(module.params['fingerprints'])
     except ValueError as exc:
-        module.fail_json(msg='The file at %s is not a usable OpenPGP public key: %s. Nothing was changed. Check the '
-                             'key URL.' % (url, exc), url=url)
-    result['fingerprints'] = found
-    untrusted = [fpr for fpr in found if fpr not in trusted]
-    if untrusted:
-        module.fail_json(
-            msg='The key at %s has fingerprint %s, which is not in the trusted list (%s). Nothing was changed. If this '
-                'is your lab mirror\'s own key, add its fingerprint to the trusted list; otherwise the URL is wrong or '
-                'the download was tampered with.' % (url, ', '.join(untrusted), ', '.join(trusted)),
-            url=url, fingerprints=found, trusted=trusted)
+        module.fail_json(msg='The trusted fingerprint list is not usable: %s. Nothing was changed.' % exc)
+    url = module.params['url']
+    raw = bounded_download(module, url, limit=module.params['max_size'], timeout=module.params['timeout'])
+    try:
+        keyring = trusted_keyring(raw, trusted)
+    except ValueError as exc:
+        module.fail_json(msg='The key file at %s was refused: %s. Nothing was changed.' % (url, exc),
+                         url=url, fingerprints=getattr(exc, 'fingerprints', []), trusted=trusted)
+    result['fingerprints'] = primary_fingerprints(keyring)
 
     if current != keyring:
         result['changed'] = True
