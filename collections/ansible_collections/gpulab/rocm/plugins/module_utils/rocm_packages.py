@@ -19,6 +19,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpulab.rocm.plugins.module_utils import apt_errors
 from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support
 from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release as rr
 
@@ -236,42 +237,9 @@ def _version_at(versions, code):
     return None
 
 
-# apt and dpkg failures, recognised by their messages, and what to do about each.
-_APT_FAILURES = [
-    (re.compile(r'Could not get lock|Unable to acquire the dpkg frontend lock|Failed to lock', re.I), 'lock',
-     'Another process held the dpkg lock for longer than the lock timeout ({holder}). Wait for it to finish '
-     '(unattended-upgrades, another apt run) or raise the lock timeout, then run again.'),
-    (re.compile(r'No space left on device|You don\'t have enough free space', re.I), 'disk_full',
-     'The disk filled up during the install ({detail}). Free space on the filesystems of /opt and '
-     '/var/cache/apt/archives, then run again: the next run finishes the interrupted install.'),
-    (re.compile(r'dpkg was interrupted|Sub-process /usr/bin/dpkg (exited unexpectedly|received|was killed)', re.I),
-     'dpkg_interrupted',
-     'dpkg stopped in the middle of the install ({detail}). Run again: the next run finishes the interrupted '
-     'install (dpkg --configure -a) before anything else.'),
-    (re.compile(r'Failed to fetch|404\s+Not Found|Unable to fetch some archives|503\s+Service Unavailable', re.I),
-     'download',
-     'A package could not be downloaded ({detail}); nothing was installed. Check that the mirror is up and holds '
-     'this release\'s pool, then run again.'),
-    (re.compile(r'unmet dependencies|held broken packages', re.I), 'dependencies',
-     'apt could not resolve the dependencies ({detail}). Packages held by someone else, or a mix of sources, '
-     'can cause this.'),
-]
-
-
 def apt_failure(message):
-    """Classify an apt/dpkg failure message: {'kind': ..., 'reason': one clear sentence with the cause and the fix}."""
-    text = str(message or '')
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for pattern, kind, advice in _APT_FAILURES:
-        for line in lines:
-            if pattern.search(line):
-                holder = re.search(r'held by process (\d+ \([^)]*\))', text)
-                return {'kind': kind, 'reason': advice.format(
-                    detail=_shorten(line), holder='held by process %s' % holder.group(1) if holder else _shorten(line))}
-    first = _shorten(lines[-1] if lines else 'no message')
-    return {'kind': 'other', 'reason': 'apt failed: %s' % first}
+    """Classify an apt/dpkg failure message: {'kind': ..., 'reason': one clear sentence with the cause and the fix}.
 
-
-def _shorten(line, limit=200):
-    line = re.sub(r'\s+', ' ', line).strip()
-    return line if len(line) <= limit else line[:limit - 3] + '...'
+    Kept for the callers of this module (the apt_failure filter, rocm_sdk); the classifier is apt_errors.classify.
+    """
+    return apt_errors.classify(message)
