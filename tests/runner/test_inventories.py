@@ -56,7 +56,7 @@ def test_lab_groups_are_gpu_families():
     assert set(listed["rocm_nodes"]["children"]) == {"mi200_nodes", "mi300_nodes", "navi_workstations", "build_nodes"}
     hostvars = listed["_meta"]["hostvars"]
     # Family settings reach their hosts, and a family can hold the release back.
-    assert hostvars["gpu-node-11.lab.example"]["rocm_verify_expected_gpu_count"] == 8
+    assert hostvars["gpu-node-11.lab.example"]["rocm_expected_gpu_count"] == 8
     assert hostvars["ws-navi-01.lab.example"]["rocm_version"] == "6.2"
     assert hostvars["gpu-node-01.lab.example"]["rocm_version"] == "6.2.4"
-    assert hostvars["ws-navi-02.lab.example"]["rocm_access_users"] == ["dave", "erin"]
+    assert hostvars["ws-navi-02.lab.example"]["rocm_gpu_users"] == ["dave", "erin"]

@@ -37,7 +37,7 @@ nodes=()
     profile=${profiles[$(((i - 1) % ${#profiles[@]}))]}
     echo "        $name:"
     echo "          gpulab_fixture_profile: $profile"
-    if [ "$profile" = no-gpu ]; then echo "          rocm_verify_expected_gpu_count: 0"; fi
+    if [ "$profile" = no-gpu ]; then echo "          rocm_expected_gpu_count: 0"; fi
     if [ "$profile" = mi300x-vf ] || [ "$profile" = rx7600 ]; then echo "          rocm_sdk_extra_packages: [rocm-smi-lib]"; fi
   done
   echo "      vars:"

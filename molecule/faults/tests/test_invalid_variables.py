@@ -28,7 +28,7 @@ CASES = [
     ("default not among the side-by-side releases", {"rocm_versions": ["6.2"]}, None,
      ["default ROCm release 6.2.4 is not among the side-by-side releases 6.2.0"]),
     ("unknown install source", {"rocm_install_source": "conda"}, None, ["conda", "amd, distro"]),
-    ("listed user that does not exist", {"rocm_access_users": ["alice", "nosuchuser"]}, None,
+    ("listed user that does not exist", {"rocm_gpu_users": ["alice", "nosuchuser"]}, None,
      ["users that do not exist: nosuchuser"]),
     ("unknown codename (Debian 11)", {}, "debian11", ["Debian 11 has no ROCm apt suite"]),
     ("unsupported OS (Linux Mint)", {}, "mint", ["Linux Mint 21.3 has no ROCm apt suite"]),

@@ -4,13 +4,16 @@
 """Small pure helpers shared by the GPU facts parsers (no AnsibleModule here).
 
 The parsers raise ParseError (a ValueError) for input they cannot read; the modules turn it into a failed
-result with the message. Everything else returns plain data: dicts, lists, str, int, float, bool, None.
+result with the message. Everything else returns plain data: dicts, lists, str, int, float, bool, None, and every
+number in it is finite and within MAX_NUMBER, so the facts pass json.dumps(..., allow_nan=False).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+import math
 import re
 
 
@@ -30,6 +33,16 @@ _NA = frozenset([
     '4294967295', '18446744073709551615',
 ])
 
+# The tools print C integers of at most 64 bits; a number beyond that is damage, not a value. The converters below
+# give None for it, so that no fact is a 300-digit int, a float Infinity or an overflow later on (bytes = MB * 2**20).
+MAX_NUMBER = 2 ** 64
+# Longer number texts are not converted at all (Python refuses ints over 4300 digits with a ValueError, and a
+# 64-bit number with a unit and a hex part fits well within this).
+_MAX_NUMBER_TEXT = 64
+# No tool nests its JSON or its indented text more than a few levels; deeper input is refused before any
+# recursive code (the json module, the readers) could end in RecursionError.
+MAX_DEPTH = 32
+
 _ANSI_RE = re.compile(r'\x1b\[[0-9;?]*[A-Za-z]')
 _NUM_RE = re.compile(r'[-+]?\d+(?:\.\d+)?')
 _BDF_RE = re.compile(r'^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$')
@@ -48,40 +61,51 @@ def is_na(value):
     return False
 
 
+def in_range(number):
+    """number when it is a finite int or float of magnitude below MAX_NUMBER, else None."""
+    if number is None or isinstance(number, bool) or not isinstance(number, (int, float)):
+        return None
+    if isinstance(number, float) and not math.isfinite(number):
+        return None
+    return number if -MAX_NUMBER < number < MAX_NUMBER else None
+
+
 def to_int(value, base=10):
-    """An int from 42, '42', ' 42 ', '0x2a' (base 16 implied) or '42(0x2a)'; None for N/A or junk."""
+    """An int from 42, '42', ' 42 ', '0x2a' (base 16 implied) or '42(0x2a)'; None for N/A, junk or out of range."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
+        return in_range(value)
     if isinstance(value, float):
-        return int(value) if value == value and abs(value) != float('inf') else None
+        value = in_range(value)
+        return None if value is None else int(value)
     text = str(value).strip()
-    if is_na(text):
+    if is_na(text) or len(text) > _MAX_NUMBER_TEXT:
         return None
     if '(' in text:
         text = text.split('(', 1)[0].strip()
     try:
         if text.lower().startswith('0x'):
-            return int(text, 16)
-        return int(text, base)
+            return in_range(int(text, 16))
+        return in_range(int(text, base))
     except ValueError:
         return None
 
 
 def to_float(value):
-    """The first number in '28.0°C', '13.0W', '(1725Mhz)', 55 or 'N/A' (None)."""
+    """The first number in '28.0°C', '13.0W', '(1725Mhz)', 55 or 'N/A' (None); None when out of range."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if value == value and abs(value) != float('inf') else None
+        value = in_range(value)
+        return None if value is None else float(value)
     text = str(value)
     if is_na(text):
         return None
     match = _NUM_RE.search(text)
-    if not match:
+    if not match or len(match.group(0)) > _MAX_NUMBER_TEXT:
         return None
-    return float(match.group(0))
+    return in_range(float(match.group(0)))
 
 
 def hex_id(value, width=4):
@@ -103,7 +127,7 @@ def hex_id(value, width=4):
             number = _int_or_none(text, 16)
         else:
             number = None
-    if number is None or number < 0:
+    if number is None or number < 0 or number >= MAX_NUMBER:
         return None
     return '0x{0:0{1}x}'.format(number, width)
 
@@ -149,6 +173,63 @@ def find_json_start(text):
     for match in re.finditer(r'^[ \t]*[\[{]', text, re.M):
         return match.end() - 1
     return -1
+
+
+_JSON_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+
+
+def _json_depth_over(text, start, limit):
+    """True when the JSON text from start opens more than limit arrays/objects inside each other."""
+    depth = 0
+    for match in _JSON_TOKEN_RE.finditer(text, start):
+        token = match.group(0)
+        if token in '[{':
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in ']}':
+            depth -= 1
+            if depth <= 0:
+                return False  # the end of the first document; raw_decode reads no further
+    return False
+
+
+def _json_number(text):
+    """json's parse_float/parse_int: a number out of range (1e999, 400 digits) is no value, like N/A."""
+    if len(text) > _MAX_NUMBER_TEXT:
+        return None
+    try:
+        number = float(text) if any(char in text for char in '.eE') else int(text)
+    except ValueError:
+        return None
+    return in_range(number)
+
+
+def load_json(text, start, tool, command):
+    """The JSON document that starts at text[start] (found by find_json_start); ParseError with the reason.
+
+    "Cut short" is said only when the document was well formed up to the end of the text; text that merely
+    starts with '{' or '[' and goes on with something else is "not JSON". NaN and Infinity, which Python tools
+    print, and numbers out of range become None, like the tools' N/A.
+    """
+    if _json_depth_over(text, start, MAX_DEPTH):
+        raise ParseError('{0} output is not JSON it prints: it nests more than {1} levels of arrays or objects. '
+                         'Give the output of `{2}`.'.format(tool, MAX_DEPTH, command))
+    decoder = json.JSONDecoder(parse_float=_json_number, parse_int=_json_number,
+                               parse_constant=lambda _name: None)
+    try:
+        data, _end = decoder.raw_decode(text, start)
+    except ValueError as exc:
+        pos = getattr(exc, 'pos', None)
+        msg = getattr(exc, 'msg', str(exc))
+        if pos is not None and (pos >= len(text.rstrip()) or msg.startswith('Unterminated string')):
+            raise ParseError('{0} JSON output is cut short: it ends inside the document ({1}). Save the whole '
+                             'output of `{2}` and try again.'.format(tool, exc, command))
+        where = ' at line {0} column {1}'.format(exc.lineno, exc.colno) if pos is not None else ''
+        near = repr(text[pos:pos + 30]) if pos is not None else ''
+        raise ParseError('{0} output is not valid JSON: {1}{2} (near {3}). This is not the output of `{4}`, or it '
+                         'was damaged.'.format(tool, msg, where, near, command))
+    return data
 
 
 def first_line_matching(text, pattern):

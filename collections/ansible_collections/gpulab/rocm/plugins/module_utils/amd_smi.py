@@ -18,11 +18,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import csv
-import json
 import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
-    PERMISSION_HINT, ParseError, find_json_start, hex_id, is_na, normalize_bdf, strip_ansi, to_float, to_int,
+    MAX_DEPTH, PERMISSION_HINT, ParseError, find_json_start, hex_id, is_na, load_json, normalize_bdf, strip_ansi,
+    to_float, to_int,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.gfx import VENDOR_AMD, lookup, normalize_gfx_name
 
@@ -42,11 +42,16 @@ USAGE = ('this is amd-smi\'s usage text (amd-smi {0} prints it when run without 
          'facts. Give the output of `amd-smi static --json`, `amd-smi metric --json` or `amd-smi list --json`.')
 
 _MB = 1024 * 1024  # amd-smi's "MB" are MiB: an 8 GiB RX 6600 reports 8176 MB
+_BYTE_UNITS = {'B': 1, 'KB': 1024, 'KIB': 1024, 'MB': _MB, 'MIB': _MB, 'GB': 1024 * _MB, 'GIB': 1024 * _MB}
 _UNIT_VALUE = re.compile(r'^(-?\d+(?:\.\d+)?)(?:\s+(\S.*))?$')
 _UUID = re.compile(r'^([0-9a-f]{2})ff[0-9a-f]{4}-0000-1000-80([0-9a-f]{2})-([0-9a-f]{12})$')
 _GPU_HEADER = re.compile(r'^GPU: (\d+)\s*$')
+_GPU_HEADER_IN_TEXT = re.compile(r'^GPU: \d+[ \t]*$', re.M)
 _BANNER = re.compile(r'Version: (\S+) \| ROCm version: (\S+)')
 _TABLE_HEAD = re.compile(r'AMD-SMI (\S+)\s+amdgpu version: (\S+)\s+ROCm version: (\S+)')
+_TABLE_ROW = re.compile(r'^\|([^|]*)\|([^|]*)\|$')  # a GPU row of the default table: two cells between pipes
+_TABLE_RULE = re.compile(r'^[|+][-=+]*[|+]$')  # '|====+====|', '+----+----+', '|----+----|'
+_PARTITION_MODE = re.compile(r'^(N/A|[A-Za-z0-9_]+)/(N/A|[A-Za-z0-9_]+)$')  # 'SPX/NPS1', 'SPX/N/A'
 _CSV_PATHS = {
     'gfx_activity': ('usage', 'gfx_activity', '%'), 'umc_activity': ('usage', 'umc_activity', '%'),
     'socket_power': ('power', 'socket_power', 'W'),
@@ -93,11 +98,7 @@ def _merge(into, data):
 # --- the readers: each returns (form, [(gpu index, nested dict)], extra facts) -----------------------------
 
 def _read_json(text, start):
-    try:
-        data, _end = json.JSONDecoder().raw_decode(text, start)
-    except ValueError as exc:
-        raise ParseError('amd-smi JSON output is cut short or damaged ({0}). Save the whole output of the '
-                         'amd-smi command and try again.'.format(exc))
+    data = load_json(text, start, 'amd-smi', 'amd-smi static --json')
     if isinstance(data, dict) and 'gpu_data' in data:
         data = data['gpu_data']
     if not isinstance(data, list):
@@ -113,16 +114,21 @@ def _read_json(text, start):
     return 'json', entries, {}
 
 
-def _text_value(value):
-    """'137 W' -> {'value': 137, 'unit': 'W'}; 'N/A mV' -> {'value': 'N/A', 'unit': 'mV'}; '[a, b]' -> list."""
+def _text_value(value, in_list=False):
+    """'137 W' -> {'value': 137, 'unit': 'W'}; 'N/A mV' -> {'value': 'N/A', 'unit': 'mV'}; '[a, b]' -> list.
+
+    A number out of range stays the text it was (to_int and to_float give None for it later).
+    """
     value = value.strip()
-    if value.startswith('[') and value.endswith(']'):
-        return [_text_value(item) for item in value[1:-1].split(',') if item.strip()]
+    if not in_list and value.startswith('[') and value.endswith(']'):
+        return [_text_value(item, True) for item in value[1:-1].split(',') if item.strip()]
     if value.startswith('N/A ') and len(value) > 4:
         return {'value': 'N/A', 'unit': value[4:].strip()}
     match = _UNIT_VALUE.match(value)
     if match:
-        number = float(match.group(1)) if '.' in match.group(1) else int(match.group(1))
+        number = to_float(match.group(1)) if '.' in match.group(1) else to_int(match.group(1))
+        if number is None:
+            number = match.group(1)
         return {'value': number, 'unit': match.group(2).strip()} if match.group(2) else number
     return value
 
@@ -137,8 +143,11 @@ def _read_text(lines):
             continue
         header = _GPU_HEADER.match(line)
         if header:
-            entry = {'gpu': int(header.group(1))}
-            entries.append((int(header.group(1)), entry))
+            index = to_int(header.group(1))
+            if index is None:
+                raise ParseError('amd-smi text output has a GPU number out of range: {0!r}'.format(line[:60]))
+            entry = {'gpu': index}
+            entries.append((index, entry))
             stack, last = [(0, entry)], None
             continue
         if not stack:
@@ -159,6 +168,9 @@ def _read_text(lines):
             parent[key] = value.strip()
             last = (parent, key)
         else:
+            if len(stack) > MAX_DEPTH:
+                raise ParseError('amd-smi text output nests keys more than {0} levels deep ({1!r}): this is not '
+                                 'amd-smi output, or it was damaged.'.format(MAX_DEPTH, line[:60]))
             parent[key] = {}
             stack.append((indent, parent[key]))
             last = None
@@ -172,7 +184,11 @@ def _convert_text(data):
 
 
 def _read_csv(text):
-    rows = list(csv.reader(line for line in text.splitlines() if line.strip()))
+    try:
+        rows = list(csv.reader(line for line in text.splitlines() if line.strip()))
+    except csv.Error as exc:  # a field over csv's 128 KiB limit, a NUL byte, ...
+        raise ParseError('amd-smi CSV output is damaged ({0}). Save the whole output of `amd-smi metric --csv` and '
+                         'try again.'.format(exc))
     header = rows[0]
     entries = []
     for row in rows[1:]:
@@ -200,40 +216,84 @@ def _read_csv(text):
     return entries
 
 
+def _table_rows(lines):
+    """The rows of the GPU box of the default view: the lines after its '|====+====|' rule, up to the box of
+    processes; each must be two cells between pipes. None when there is no GPU box."""
+    rows = None
+    for line in lines:
+        line = line.rstrip()
+        if rows is None:
+            if _TABLE_RULE.match(line) and '=' in line and '+' in line[1:-1]:
+                rows = []
+            continue
+        if 'Processes:' in line or (line.startswith('+') and '+' not in line[1:-1]):
+            break  # '+------+' (no column break) opens the box of processes
+        if not line.strip() or _TABLE_RULE.match(line):
+            continue
+        if not _TABLE_ROW.match(line):
+            raise ParseError('amd-smi table row is not two cells between "|" ({0!r}): the output is cut short or '
+                             'damaged. Save the whole output of `amd-smi` and try again.'.format(line[:80]))
+        rows.append(line)
+    return rows
+
+
+def _partition_mode(cell):
+    """{'compute_partition', 'memory_partition'} from 'SPX/NPS1' (either may be N/A); None for 'N/A', which
+    the slash must not split into 'N' and 'A', or for anything else."""
+    match = None if is_na(cell) else _PARTITION_MODE.match(cell)
+    parts = [None if is_na(part) else part for part in match.groups()] if match else [None, None]
+    if parts == [None, None]:
+        return None
+    return {'compute_partition': parts[0], 'memory_partition': parts[1]}
+
+
 def _read_table(lines):
-    """The amd-smi 26.x default view: two table rows per GPU between '|===' and '+---'."""
+    """The amd-smi 26.x default view: two table rows per GPU in the box under '|===+===|'."""
     entries = []
     extra = {}
     for line in lines:
         head = _TABLE_HEAD.search(line)
         if head:
             extra.update(amdsmi_version=head.group(1), driver_version=head.group(2), rocm_version=head.group(3))
-    rows = [line for line in lines if line.startswith('|') and line.count('|') == 3]
+    rows = _table_rows(lines)
+    if rows is None:
+        return None, extra
     pending = None
     for line in rows:
-        left, right = [cell.strip() for cell in line.strip('|').split('|')]
-        bdf = normalize_bdf(left.split(' ', 1)[0])
+        left, right = [cell.strip() for cell in _TABLE_ROW.match(line).groups()]
+        first, _sep, name = left.partition(' ')
+        bdf = normalize_bdf(first)
         if bdf:
-            pending = {'bus': {'bdf': bdf}, 'asic': {'market_name': left.split(' ', 1)[1].strip()}}
+            if pending is not None:
+                raise ParseError('amd-smi table: GPU {0} has only its first row. The output is cut short or '
+                                 'damaged.'.format(pending['bus']['bdf']))
+            pending = {'bus': {'bdf': bdf}, 'asic': {'market_name': name.strip() or None}}
             temp = re.search(r'(\d+(?:\.\d+)?) °C', right)
             power = re.search(r'(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) W', right)
             pending['temperature'] = {'hotspot': {'value': to_float(temp.group(1)), 'unit': 'C'}} if temp else {}
             if power:
                 pending['power'] = {'socket_power': {'value': to_float(power.group(1)), 'unit': 'W'}}
                 pending['limit'] = {'socket_power': {'value': to_float(power.group(2)), 'unit': 'W'}}
-        elif pending is not None and re.match(r'^\d+\s', left):
-            fields = left.split()
-            memory = re.search(r'(\d+)/(\d+) MB', right)
-            gfx = re.match(r'^(\d+(?:\.\d+)?) %', right)
-            pending['usage'] = {'gfx_activity': {'value': to_float(gfx.group(1)), 'unit': '%'}} if gfx else {}
-            if memory:
-                pending['mem_usage'] = {'used_vram': {'value': int(memory.group(1)), 'unit': 'MB'},
-                                        'total_vram': {'value': int(memory.group(2)), 'unit': 'MB'}}
-            if len(fields) >= 4 and '/' in fields[3]:
-                compute, memory_mode = fields[3].split('/', 1)
-                pending['partition'] = {'compute_partition': compute, 'memory_partition': memory_mode}
-            entries.append((int(fields[0]), pending))
-            pending = None
+            continue
+        fields = left.split()
+        index = to_int(fields[0]) if fields and fields[0].isdigit() else None
+        if pending is None or index is None:
+            raise ParseError('amd-smi table row {0!r} is neither a GPU\'s first row (BDF and name) nor its second '
+                             '(GPU number first): the output is cut short or damaged.'.format(line[:80]))
+        memory = re.search(r'(\d+)/(\d+) MB', right)
+        gfx = re.match(r'^(\d+(?:\.\d+)?) %', right)
+        pending['usage'] = {'gfx_activity': {'value': to_float(gfx.group(1)), 'unit': '%'}} if gfx else {}
+        if memory:
+            pending['mem_usage'] = {'used_vram': {'value': to_int(memory.group(1)), 'unit': 'MB'},
+                                    'total_vram': {'value': to_int(memory.group(2)), 'unit': 'MB'}}
+        partition = _partition_mode(fields[3]) if len(fields) >= 4 else None
+        if partition:
+            pending['partition'] = partition
+        entries.append((index, pending))
+        pending = None
+    if pending is not None:
+        raise ParseError('amd-smi table ends after the first row of GPU {0}: the output is cut short. Save the '
+                         'whole output of `amd-smi` and try again.'.format(pending['bus']['bdf']))
     return entries, extra
 
 
@@ -246,19 +306,34 @@ def _read(text):
         return 'csv', _read_csv(stripped), {}
     if _TABLE_HEAD.search(text):
         entries, extra = _read_table(lines)
+        if entries is None:
+            if diagnose(text):
+                return None, [], {}
+            raise ParseError('amd-smi table has its header but no GPU rows (no "|====+====|" line): the output is '
+                             'cut short. Save the whole output of `amd-smi` and try again.')
         return 'table', entries, extra
     banner = _BANNER.search(text)
     if banner and 'usage: amd-smi' in text:
         raise ParseError(USAGE.format(banner.group(1)))
-    if json_at >= 0:
-        return _read_json(text, json_at)
     first = next((number for number, line in enumerate(lines) if _GPU_HEADER.match(line)), None)
+    header_at = _GPU_HEADER_IN_TEXT.search(text)
+    # Whichever starts first: a "GPU: N" block whose values hold '[' lines is text, not JSON.
+    if json_at >= 0 and (header_at is None or json_at < header_at.start()):
+        return _read_json(text, json_at)
     if first is not None:
         return 'text', _read_text(lines[first:]), {}
     return None, [], {}
 
 
 # --- normalisation: one flat record per GPU, the same keys as rocm_smi's --------------------------------------
+
+def _section(data, *path):
+    """The object at path; {} when it is missing, N/A, or not an object (a string or list where amd-smi prints
+    an object is no value, like N/A)."""
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
 
 def _value(data, *path):
     """The value at path, unwrapping {'value', 'unit'}; None for N/A or missing."""
@@ -272,15 +347,14 @@ def _value(data, *path):
 
 
 def _bytes(data, *path):
+    """Bytes from {'value': N, 'unit': 'MB'} or a bare N (MB); None for a unit that is not a size unit."""
     number = to_float(_value(data, *path))
     if number is None:
         return None
-    unit = data
-    for key in path:
-        unit = unit.get(key) if isinstance(unit, dict) else None
-    unit = (unit.get('unit') if isinstance(unit, dict) else 'MB') or 'MB'
-    scale = {'B': 1, 'KB': 1024, 'MB': _MB, 'GB': 1024 * _MB}.get(unit.upper(), _MB)
-    return int(number * scale)
+    unit = _section(data, *path).get('unit')
+    unit = 'MB' if unit is None or unit == '' else unit
+    scale = _BYTE_UNITS.get(unit.strip().upper()) if isinstance(unit, str) else None
+    return None if scale is None else to_int(int(number * scale))
 
 
 def _unique_id_from_uuid(uuid):
@@ -294,7 +368,7 @@ def _unique_id_from_uuid(uuid):
 
 
 def _gpu(index, data):
-    asic = data.get('asic') if isinstance(data.get('asic'), dict) else {}
+    asic = _section(data, 'asic')
     uuid = _value(data, 'uuid')
     # `amd-smi list` gives no device id, but its UUID carries it ('67ff740f-...' is device 0x740f).
     from_uuid = _UUID.match(str(uuid or '').lower())
@@ -302,12 +376,12 @@ def _gpu(index, data):
     known = lookup(VENDOR_AMD, device_id)
     serial = _value(asic, 'asic_serial')
     temps = {}
-    for sensor, value in (data.get('temperature') or {}).items():
+    for sensor in _section(data, 'temperature'):
         number = to_float(_value(data, 'temperature', sensor))
         if number is not None:
             temps[sensor] = number
     gfx_target = normalize_gfx_name(_value(asic, 'target_graphics_version')) or known['gfx_target']
-    partition = data.get('partition') if isinstance(data.get('partition'), dict) else {}
+    partition = _section(data, 'partition')
     compute, memory = _value(partition, 'compute_partition'), _value(partition, 'memory_partition')
     gpu = {
         'index': index, 'card': None, 'device_id': device_id, 'device_rev': hex_id(_value(asic, 'rev_id'), 2),

@@ -113,11 +113,38 @@ def wanted(spec):
 
 def query_names(spec, installed_lines):
     """Names to look up with apt-cache madison: the wanted ones and the installed ROCm ones (they may be replaced)."""
-    installed = parse_installed(installed_lines)
+    return query_names_from(spec, parse_installed(installed_lines))
+
+
+def query_names_from(spec, installed):
     names = [name for name, _, _ in wanted(spec)]
     names += sorted(name for name, info in installed.items()
                     if info['installed'] and (amd_code(info['version']) or name in (spec.get('distro_packages') or [])))
     return _unique(names)
+
+
+def removable(spec, installed):
+    """What an uninstall purges: every AMD ROCm package and the distribution's listed ones (config files too)."""
+    distro_names = set(spec.get('distro_packages') or [])
+    return sorted(name for name, info in installed.items() if amd_code(info['version']) or name in distro_names)
+
+
+def leftovers(spec, installed):
+    """Installed packages the spec does not want: other releases', the other naming (plain vs versioned) of a wanted
+    release, the other install source's, and config files left by removed AMD packages."""
+    amd = dict((name, info) for name, info in installed.items() if amd_code(info['version']))
+    distro_names = set(spec.get('distro_packages') or [])
+    if spec.get('source', 'amd') == 'distro':
+        return sorted(amd)
+    codes = set(rr.release(r)['code'] for r in _releases(spec.get('versions'), spec['default']))
+    versioned = bool(spec.get('versions'))
+    found = []
+    for name, info in sorted(amd.items()):
+        code = amd_code(info['version'])
+        if not (info['installed'] and code in codes and _is_versioned(name, code) == versioned):
+            found.append(name)
+    found += sorted(name for name in installed if name in distro_names and name not in amd)
+    return found
 
 
 def _unique(items):
@@ -147,11 +174,14 @@ def plan(spec, installed_lines, madison_lines):
       download_first   fetch everything before the prepurge, so a download failure leaves the host as it was
       prefix       /opt/rocm-X.Y.Z of the default release (None for distro packages and absent)
     """
+    return plan_from(spec, parse_installed(installed_lines), parse_madison(madison_lines))
+
+
+def plan_from(spec, installed, available):
+    """plan() over parsed inputs: installed {name: {'status', 'version', 'installed'}}, available {name: [versions]}."""
     state = spec.get('state', 'present')
     source = spec.get('source', 'amd')
     distro_names = set(spec.get('distro_packages') or [])
-    installed = parse_installed(installed_lines)
-    available = parse_madison(madison_lines)
 
     amd_installed = dict((name, info) for name, info in installed.items() if amd_code(info['version']))
     distro_installed = sorted(name for name, info in installed.items()

@@ -21,7 +21,8 @@ import json
 import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
-    PERMISSION_HINT, ParseError, find_json_start, hex_id, is_na, normalize_bdf, strip_ansi, to_float, to_int,
+    PERMISSION_HINT, ParseError, find_json_start, hex_id, is_na, load_json, normalize_bdf, strip_ansi, to_float,
+    to_int,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.gfx import VENDOR_AMD, lookup, normalize_gfx_name
 
@@ -151,7 +152,7 @@ def _gpu_from_raw(index, card, raw):
     link = raw.get('pcie clock level', pattern=_PCIE)
     if link:
         match = _PCIE.search(link)
-        gpu['link_speed_gts'], gpu['link_width'] = float(match.group(1)), int(match.group(2))
+        gpu['link_speed_gts'], gpu['link_width'] = to_float(match.group(1)), to_int(match.group(2))
     gpu['numa_node'] = to_int(raw.get('(topology) numa node'))
     gpu['memory_vendor'] = raw.get('gpu memory vendor')
     gpu['serial'] = raw.get('serial number')
@@ -176,12 +177,17 @@ def _result(form):
             'error_kind': None, 'detail': [], 'warnings': []}
 
 
+def _card_index(name, where):
+    """N of 'cardN' / 'GPU[N]'; ParseError when N is no number rocm-smi prints (out of range)."""
+    index = to_int(name)
+    if index is None:
+        raise ParseError('rocm-smi {0} has a card number out of range ({1!r}): the output is damaged.'.format(
+            where, name[:40]))
+    return index
+
+
 def _parse_json(text, start):
-    try:
-        data, _end = json.JSONDecoder().raw_decode(text, start)
-    except ValueError as exc:
-        raise ParseError('rocm-smi JSON output is cut short or damaged ({0}). Save the whole output of `rocm-smi '
-                         '--json` and try again.'.format(exc))
+    data = load_json(text, start, 'rocm-smi', 'rocm-smi --json')
     result = _result('json')
     system = data.get('system')
     if isinstance(system, dict):
@@ -193,7 +199,7 @@ def _parse_json(text, start):
             raw = _Raw()
             for name, value in values.items():
                 raw.add(name, value if isinstance(value, str) else json.dumps(value))
-            cards.append(_gpu_from_raw(int(match.group(1)), key, raw))
+            cards.append(_gpu_from_raw(_card_index(match.group(1), 'JSON'), key, raw))
     if not cards and not isinstance(system, dict):
         raise ParseError('rocm-smi JSON output has neither card0..cardN nor system keys: {0}'.format(
             ', '.join(sorted(str(key) for key in data)[:5]) or 'empty object'))
@@ -202,7 +208,11 @@ def _parse_json(text, start):
 
 
 def _parse_csv(text):
-    rows = list(csv.reader(line for line in text.splitlines() if line.strip()))
+    try:
+        rows = list(csv.reader(line for line in text.splitlines() if line.strip()))
+    except csv.Error as exc:  # a field over csv's 128 KiB limit, a NUL byte, ...
+        raise ParseError('rocm-smi CSV output is damaged ({0}). Save the whole output of `rocm-smi --csv` and try '
+                         'again.'.format(exc))
     header = rows[0]
     result = _result('csv')
     for row in rows[1:]:
@@ -217,7 +227,7 @@ def _parse_csv(text):
         raw = _Raw()
         for name, value in zip(header[1:], row[1:]):
             raw.add(name, value)
-        result['gpus'].append(_gpu_from_raw(int(match.group(1)), row[0], raw))
+        result['gpus'].append(_gpu_from_raw(_card_index(match.group(1), 'CSV'), row[0], raw))
     return result
 
 
@@ -235,7 +245,7 @@ def _parse_kv(text):
         match = _KV_LINE.match(line)
         if not match:
             continue
-        index = int(match.group(1))
+        index = _card_index(match.group(1), 'text')
         raw = raws.setdefault(index, _Raw())
         if any(word in section for word in _SKIP_SECTIONS):
             continue

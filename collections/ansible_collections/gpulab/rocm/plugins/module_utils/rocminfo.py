@@ -61,11 +61,13 @@ NO_GPU_AGENT = (
 
 
 def _number(value):
-    """(int, unit multiplier) from '29877(0x74b5)', '32768(0x8000) KB', '32768KB', '2100'."""
+    """Bytes (or a plain number) from '29877(0x74b5)', '32768(0x8000) KB', '32768KB', '2100'; None when out of
+    range."""
     match = _NUMBER_RE.match(value.strip())
-    if not match:
+    number = to_int(match.group(1)) if match else None
+    if number is None:
         return None
-    return int(match.group(1)) * _UNIT.get((match.group(2) or '').upper(), 1)
+    return to_int(number * _UNIT.get((match.group(2) or '').upper(), 1))
 
 
 def _split(line):
@@ -133,10 +135,16 @@ _POOL_SIZES = {'Size': 'size_bytes', 'Alloc Granule': 'alloc_granule_bytes',
 
 
 def _parse_agent_lines(number, lines):
-    """One agent block (the lines between 'Agent N' and the next separator) -> agent dict."""
+    """One agent block (the lines between 'Agent N' and the next separator) -> (agent dict, whether it is whole).
+
+    rocminfo prints "ISA Info:" last in every agent, and ends each ISA with "FBarrier Max Size"; an agent is whole
+    when it got that far (a GPU agent with at least one ISA).
+    """
     agent = _new_agent(number)
     section = None     # the indent-2 key with an empty value that opened a sub-block
     item = None        # the pool or ISA dict being filled
+    isa_info = False   # "ISA Info:" was reached
+    isa_open = False   # an "ISA n" block has not reached its last line yet
     for line in lines:
         stripped = line.strip()
         if not stripped:
@@ -150,6 +158,7 @@ def _parse_agent_lines(number, lines):
                 continue
             if value == '':
                 section = key
+                isa_info = isa_info or key == 'ISA Info'
                 if key in ('Memory Properties', 'Features'):
                     agent[_AGENT_FIELDS[key][0]] = None
                 continue
@@ -171,17 +180,21 @@ def _parse_agent_lines(number, lines):
             elif section == 'ISA Info' and key.startswith('ISA'):
                 item = {'isa': to_int(key[3:])}
                 agent['isas'].append(item)
+                isa_open = True
             else:
                 item = None
         elif item is not None and indent <= 6:
             key, value = _split(line)
+            if 'isa' in item and key == 'FBarrier Max Size' and value:
+                isa_open = False
             if value is None:
                 continue
             if 'pool' in item:
                 _pool_field(item, key, value)
             elif key == 'Name':
                 item.update(parse_isa_name(value) or {})
-    return agent
+    whole = isa_info and not isa_open and (agent['device_type'] != 'GPU' or bool(agent['isas']))
+    return agent, whole
 
 
 def _pool_field(pool, key, value):
@@ -259,6 +272,12 @@ def parse_rocminfo(text):
 
     start = text.find('HSA System Attributes')
     agents_at = text.find('HSA Agents')
+    outputs = max(len(re.findall(r'^HSA System Attributes[ \t]*$', text, re.M)),
+                  len(re.findall(r'^HSA Agents[ \t]*$', text, re.M)))
+    if outputs > 1:
+        raise ParseError('this holds {0} rocminfo outputs, one after the other (the "HSA System Attributes" and '
+                         '"HSA Agents" headers repeat): their GPUs would be counted twice. Give the output of one '
+                         '`rocminfo` run.'.format(outputs))
     if start < 0 or agents_at < 0:
         found = diagnose(text)
         if found:
@@ -280,9 +299,23 @@ def parse_rocminfo(text):
     facts['complete'] = '*** Done ***' in body
     blocks = re.split(r'^\*{5,}\s*\n(Agent \d+)\s*\n\*{5,}[ \t]*$', body, flags=re.M)
     # blocks: [preamble, 'Agent 1', lines, 'Agent 2', lines, ...]
-    for title, block in zip(blocks[1::2], blocks[2::2]):
-        lines = block.split('*** Done ***', 1)[0].splitlines()
-        facts['agents'].append(_finish_agent(_parse_agent_lines(to_int(title[6:]), lines)))
+    whole = True
+    titles, texts = blocks[1::2], blocks[2::2]
+    for title, block, last in zip(titles, texts, [False] * (len(titles) - 1) + [True]):
+        number = to_int(title[6:])
+        if number != len(facts['agents']) + 1:
+            raise ParseError('rocminfo output has "{0}" where "Agent {1}" should come: rocminfo numbers its agents '
+                             '1, 2, 3, ..., so this is several outputs joined, or a damaged one. Give the output of '
+                             'one `rocminfo` run.'.format(title[:40], len(facts['agents']) + 1))
+        if '*** Done ***' in block and not last:
+            raise ParseError('rocminfo output goes on with agent {0} after "*** Done ***": several outputs joined, '
+                             'or a damaged one. Give the output of one `rocminfo` run.'.format(number + 1))
+        agent, whole = _parse_agent_lines(number, block.split('*** Done ***', 1)[0].splitlines())
+        facts['agents'].append(_finish_agent(agent))
+    if facts['agents'] and not facts['complete'] and not whole:
+        raise ParseError('rocminfo output is cut short inside agent {0} (it ends before that agent\'s "ISA Info" '
+                         'is complete, and there is no "*** Done ***"). Save the whole output of `rocminfo` and '
+                         'try again.'.format(len(facts['agents'])))
 
     if not facts['agents']:
         raise ParseError('rocminfo output is cut short: the "HSA Agents" section lists no agent. Save the whole '

@@ -15,12 +15,13 @@ version_added: 0.1.0
 description:
   - Runs C(rocminfo) (or parses a saved output given by O(src)) and returns every HSA agent, the GPU agents,
     their gfx targets with target features, and the HSA runtime version under C(ansible_facts.rocminfo).
-  - Reads every layout from ROCm 1.x to 7.x, with or without the column padding, and output cut before
-    C(*** Done ***).
+  - Reads every layout from ROCm 1.x to 7.x, with or without the column padding, and output cut after the last
+    agent's last ISA, before C(*** Done ***) (then C(complete=false)).
   - A host without C(rocminfo) gets C(present=false). A host where C(rocminfo) reports no usable GPU (driver not
     loaded, no permission on C(/dev/kfd), HSA runtime failure, no GPU agent) gets C(gpu_count=0) and an C(error)
     that says what is wrong and what to do, or a failure with O(fail_on_no_gpu=true).
-  - Output that is not C(rocminfo) output, or is cut inside an agent, gives a failed result with the reason.
+  - Output that is not C(rocminfo) output, is cut inside an agent (before its C(ISA Info) is complete), or holds
+    several outputs one after the other (whose GPUs would count twice), gives a failed result with the reason.
 author:
   - gpulab.rocm contributors (@gpulab)
 extends_documentation_fragment:
@@ -96,7 +97,9 @@ ansible_facts:
           description: The output says C(WSL environment detected).
           type: bool
         complete:
-          description: The output ends with C(*** Done ***); false for output cut after the last agent.
+          description:
+            - The output ends with C(*** Done ***); false for output cut after the last agent's last ISA.
+            - Output cut earlier, inside an agent, is refused (a failed result), not returned with C(complete=false).
           type: bool
         system:
           description: The HSA System Attributes as printed, key to value.

@@ -1,0 +1,308 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet report (schema: docs/fleet-report.md): one record per host built from its probe
+(gpulab.rocm.node_probe: the rocminfo, rocm-smi and amd-smi facts, the PCI bus and links, the version files), and
+the report of every host. rocm_verify checks the same record that rocm_report shows. Pure.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+try:
+    from collections.abc import Mapping
+except ImportError:  # Python 2
+    from collections import Mapping
+
+
+class ReportError(ValueError):
+    """An input that is not what the report is built from."""
+
+
+SCHEMA_VERSION = 1
+UNREACHABLE = 'no facts: the host was unreachable, or failed before the report tasks ran (see the play recap)'
+# The ROCm tools, in the order they are trusted for GPU rows: rocminfo lists what the HSA runtime can use.
+TOOLS = (('rocminfo', 'rocminfo'), ('rocm_smi', 'rocm-smi'), ('amd_smi', 'amd-smi'))
+
+
+def _bus(address):
+    """PCI address in sysfs form (0000:03:00.0); rocm-smi prints upper case, old tools omit the domain."""
+    if not address:
+        return None
+    address = str(address).strip().lower()
+    return '0000:' + address if address.count(':') == 1 else address
+
+
+def _link_from_pci(device):
+    """The link that limits the GPU (gpu_pci_facts' narrowest link on the path from the root port)."""
+    link = device.get('link') or {}
+    narrowest = link.get('narrowest_bdf')
+    if narrowest and narrowest == link.get('upstream_bdf'):
+        max_speed, max_width = link.get('upstream_max_speed_gts'), link.get('upstream_max_width')
+    elif narrowest == device.get('bdf'):
+        max_speed, max_width = link.get('max_speed_gts'), link.get('max_width')
+    else:  # a link in the middle of the path: its maximum is not in the facts
+        max_speed = max_width = None
+    return {
+        'speed_gts': link.get('effective_speed_gts'),
+        'width': link.get('effective_width'),
+        'max_speed_gts': max_speed,
+        'max_width': max_width,
+        'degraded': link.get('degraded'),
+        'degraded_links': list(link.get('degraded_links') or []),
+        'at': narrowest,
+        'source': 'sysfs' if link.get('effective_width') is not None else None,
+    }
+
+
+def _link_from_tools(records):
+    """Current (and, from amd-smi, maximum) link as the ROCm tools print it: shown, never judged.
+
+    Navi and MI300 GPUs report their on-package switch link there (the RX 6600 capture: x8 card, max x16),
+    so only the sysfs path (gpu_pci_facts) decides whether a link is degraded.
+    """
+    for label, gpu in records:
+        if gpu.get('link_width') is not None or gpu.get('link_speed_gts') is not None:
+            return {
+                'speed_gts': gpu.get('link_speed_gts'), 'width': gpu.get('link_width'),
+                'max_speed_gts': gpu.get('max_link_speed_gts'), 'max_width': gpu.get('max_link_width'),
+                'degraded': None, 'degraded_links': [], 'at': None, 'source': label,
+            }
+    return {'speed_gts': None, 'width': None, 'max_speed_gts': None, 'max_width': None, 'degraded': None,
+            'degraded_links': [], 'at': None, 'source': None}
+
+
+def _first(records, *keys):
+    for key in keys:
+        for _label, gpu in records:
+            if gpu.get(key) not in (None, ''):
+                return gpu[key]
+    return None
+
+
+def _match(rows, gpus):
+    """Pair each row with one of gpus: by PCI address, then unique id, then by order when gpus give neither.
+
+    Returns the unmatched gpus.
+    """
+    by_bus = {}
+    by_uid = {}
+    for gpu in gpus:
+        bus = _bus(gpu.get('pci_bus') or gpu.get('pcie_bus') or gpu.get('bdf'))
+        if bus:
+            by_bus.setdefault(bus, gpu)
+        if gpu.get('unique_id'):
+            by_uid.setdefault(gpu['unique_id'], gpu)
+    matched = []
+    pairs = []
+    for row in rows:
+        gpu = by_bus.get(row['pci_bus']) if row['pci_bus'] else None
+        if gpu is None and row['unique_id']:
+            gpu = by_uid.get(row['unique_id'])
+        pairs.append(gpu)
+        if gpu is not None:
+            matched.append(id(gpu))
+    # rocm-smi's concise table prints no address: same count, same order is all there is to go on.
+    if not by_bus and not by_uid and len(gpus) == len(rows):
+        return list(zip(rows, gpus)), []
+    return list(zip(rows, pairs)), [gpu for gpu in gpus if id(gpu) not in matched]
+
+
+def _new_row(label, gpu, vendor='AMD'):
+    return {
+        'vendor': vendor,
+        'pci_bus': _bus(gpu.get('pci_bus') or gpu.get('pcie_bus') or gpu.get('bdf')),
+        'unique_id': gpu.get('unique_id'),
+        '_records': [(label, gpu)],
+    }
+
+
+def _finish_row(row, pci):
+    records = row.pop('_records')
+    tools = [(label, gpu) for label, gpu in records if label != 'pci']
+    row['model'] = (_first(tools, 'marketing_name', 'product_name') or (pci or {}).get('name')
+                    or ('unknown device %s' % (_first(tools, 'device_id') or (pci or {}).get('device_id') or '?')))
+    row['gfx_target'] = _first(tools, 'gfx_target') or (pci or {}).get('gfx_target')
+    row['target_id'] = _first(tools, 'target_id')
+    row['vram_bytes'] = _first(tools, 'vram_bytes', 'vram_total_bytes')
+    row['driver'] = (pci or {}).get('driver')
+    row['sriov_vf'] = _first(tools, 'sriov_vf') if pci is None else pci.get('sriov_vf')
+    row['link'] = _link_from_pci(pci) if pci and (pci.get('link') or {}).get('effective_width') is not None \
+        else _link_from_tools(tools)
+    row['seen_by'] = sorted(set(label for label, _gpu in records) | ({'pci'} if pci else set()))
+    row['problems'] = []
+    if row['link']['degraded']:
+        link = row['link']
+        row['problems'].append('PCIe link degraded: %s x%s, capable of %s x%s (at %s)' % (
+            _gts(link['speed_gts']), link['width'], _gts(link['max_speed_gts']), link['max_width'],
+            ', '.join(link['degraded_links']) or link['at']))
+    if pci is not None and pci.get('vendor') == 'AMD' and not pci.get('driver'):
+        row['problems'].append('no kernel driver bound (amdgpu not loaded, or it failed on this GPU: see dmesg)')
+    return row
+
+
+def _gts(speed):
+    if speed is None:
+        return '? GT/s'
+    return ('%g GT/s' % speed)
+
+
+def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
+    """One host's fleet record from its probe (sections gpus, tools, versions, os)."""
+    if not isinstance(node, Mapping):
+        raise ReportError('the fleet record is built from the probe (gpulab_node), got %s' % type(node).__name__)
+    problems = []
+    tools = node.get('tools') or {}
+    facts = dict((key, tools.get(key) if isinstance(tools.get(key), Mapping) else None) for key, _label in TOOLS)
+    facts['gpu_pci'] = node.get('gpu_pci') if isinstance(node.get('gpu_pci'), Mapping) else None
+
+    # GPU rows: the first ROCm tool that lists GPUs; the others and sysfs are matched onto them.
+    rows = []
+    reported_kinds = set()
+    for key, label in TOOLS:
+        tool = facts[key]
+        if tool is None:
+            continue
+        error, kind = tool.get('error'), tool.get('error_kind')
+        # A missing rocm-smi/amd-smi is normal (amd-smi came with ROCm 6.0); one root cause is reported once.
+        if error and kind not in reported_kinds and not (key != 'rocminfo' and kind == 'tool_missing'):
+            problems.append(error)
+            reported_kinds.add(kind)
+        gpus = [gpu for gpu in tool.get('gpus') or [] if isinstance(gpu, Mapping)]
+        if not gpus:
+            continue
+        if not rows:
+            rows = [_new_row(label, gpu) for gpu in gpus]
+            continue
+        pairs, unmatched = _match(rows, gpus)
+        for row, gpu in pairs:
+            if gpu is not None:
+                row['_records'].append((label, gpu))
+        if unmatched:
+            problems.append('%s lists %d GPU(s) that %s does not: %s' % (
+                label, len(unmatched), rows[0]['_records'][0][0],
+                ', '.join(_bus(gpu.get('pcie_bus') or gpu.get('pci_bus')) or gpu.get('unique_id') or '?'
+                          for gpu in unmatched)))
+    tool_gpu_count = len(rows)
+
+    pci = facts['gpu_pci'] or {}
+    pci_by_bus = dict((_bus(device.get('bdf')), device) for device in pci.get('devices') or [])
+    finished = []
+    for row in rows:
+        finished.append(_finish_row(row, pci_by_bus.pop(row['pci_bus'], None) if row['pci_bus'] else None))
+    # GPUs on the bus that no ROCm tool lists (no driver, or NVIDIA): rows of their own, from sysfs alone.
+    for bus in sorted(pci_by_bus):
+        device = pci_by_bus[bus]
+        row = _new_row('pci', device, vendor=device.get('vendor') or '?')
+        row['_records'] = []
+        finished.append(_finish_row(row, device))
+    finished.sort(key=lambda row: (row['vendor'] != 'AMD', row['pci_bus'] or '~'))
+
+    versions = node.get('versions') or {}
+    rocm_full = versions.get('rocm')
+    rocm_version = rocm_full.split('-')[0] if rocm_full else (facts['amd_smi'] or {}).get('rocm_version')
+    driver_version = (versions.get('amdgpu') or (facts['rocm_smi'] or {}).get('driver_version')
+                      or (facts['amd_smi'] or {}).get('driver_version') or (facts['rocminfo'] or {}).get('rock_version'))
+
+    expected = _int(expected_gpu_count, 'expected_gpu_count')
+    if expected >= 0 and expected != tool_gpu_count:
+        problems.append('%d AMD GPU(s) found, the inventory expects %d (rocm_expected_gpu_count)'
+                        % (tool_gpu_count, expected))
+    if expected_rocm_version and rocm_version and _release(expected_rocm_version) != _release(rocm_version):
+        problems.append('ROCm %s is installed, the inventory asks for %s (rocm_version)'
+                        % (rocm_version, expected_rocm_version))
+
+    # The GPUs the ROCm tools see, as gpu_count counts them (rocm_verify's figures); sysfs-only rows are not usable.
+    amd_rows = [row for row in finished if row['vendor'] == 'AMD' and set(row['seen_by']) - {'pci'}]
+    gpu_problems = ['%s: %s' % (row['pci_bus'] or row['model'], problem) for row in finished for problem in row['problems']]
+    return {
+        'name': name,
+        'reachable': True,
+        'os': _os_text(node.get('os')),
+        'kernel': (node.get('os') or {}).get('kernel'),
+        'in_container': pci.get('in_container'),
+        'rocm_version': rocm_version,
+        'rocm_build': rocm_full,
+        'driver_version': driver_version,
+        'gpu_count': tool_gpu_count,
+        'gfx_targets': sorted(set(row['gfx_target'] for row in amd_rows if row['gfx_target'])),
+        'degraded_links': sum(1 for row in finished if row['link']['degraded']),
+        'problems': problems + gpu_problems,
+        'host_problems': problems,
+        'gpus': finished,
+    }
+
+
+def _os_text(os_info):
+    if not isinstance(os_info, Mapping) or not os_info.get('distribution'):
+        return None
+    return ('%s %s' % (os_info['distribution'], os_info.get('full_version') or os_info.get('version') or '')).strip()
+
+
+def _release(version):
+    """6.2 and 6.2.0 are the same release."""
+    parts = str(version).split('-')[0].split('.')
+    return tuple(parts + ['0'] * (3 - len(parts)))
+
+
+def _int(value, what):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ReportError('the fleet report: %s must be an integer, got %r' % (what, value))
+
+
+def unreachable_host(name):
+    return {
+        'name': name, 'reachable': False, 'os': None, 'kernel': None, 'in_container': None, 'rocm_version': None,
+        'rocm_build': None, 'driver_version': None, 'gpu_count': 0, 'gfx_targets': [], 'degraded_links': 0,
+        'problems': [UNREACHABLE],
+        'host_problems': [UNREACHABLE],
+        'gpus': [],
+    }
+
+
+def report_fleet(host_vars, hosts, record_var):
+    """The report: every host of `hosts` in name order, from the records the hosts built.
+
+    host_vars is `hostvars` (or any dict of host name -> its variables); a host without the variable record_var
+    never got as far as building its record (unreachable, or failed before) and is listed with a problem.
+    """
+    if not isinstance(host_vars, Mapping):
+        raise ReportError('the fleet report is built from hostvars (host name -> variables), got %s'
+                          % type(host_vars).__name__)
+    entries = []
+    for name in sorted(set(hosts)):
+        try:
+            variables = host_vars[name]
+        except KeyError:
+            variables = {}
+        record = variables.get(record_var) if isinstance(variables, Mapping) else None
+        # The registered result of gpulab.rocm.plan (phase report) holds the record.
+        record = record.get('record') if isinstance(record, Mapping) and 'record' in record else record
+        entries.append(dict(record) if isinstance(record, Mapping) else unreachable_host(name))
+    models = {}
+    for entry in entries:
+        for gpu in entry['gpus']:
+            models[gpu['model']] = models.get(gpu['model'], 0) + 1
+    return {
+        'schema_version': SCHEMA_VERSION,
+        'summary': {
+            'hosts': len(entries),
+            'unreachable': sum(1 for entry in entries if not entry['reachable']),
+            'hosts_with_problems': sum(1 for entry in entries if entry['problems']),
+            'gpus': sum(len(entry['gpus']) for entry in entries),
+            'amd_gpus': sum(entry['gpu_count'] for entry in entries),
+            'degraded_links': sum(entry['degraded_links'] for entry in entries),
+            'models': models,
+        },
+        'hosts': entries,
+    }
+
+
+def report_stats(report):
+    """The set_stats artifact: {host: {gpu_count, gfx_targets, rocm_version, problems}} (docs/fleet-report.md)."""
+    return dict((entry['name'], {'gpu_count': entry['gpu_count'], 'gfx_targets': entry['gfx_targets'],
+                                 'rocm_version': entry['rocm_version'], 'problems': entry['problems']})
+                for entry in report['hosts'])

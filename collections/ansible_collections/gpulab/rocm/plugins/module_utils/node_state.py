@@ -1,0 +1,366 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Readers of a node's state for the probe (gpulab.rocm.node_probe): files, packages, users, apt, alternatives.
+
+Read-only. Each reader takes the filesystem root (tests point it at a fixture tree) and returns plain data; the
+parsers among them are pure functions of text. Nothing here runs a command: the module passes command output in.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import errno
+import hashlib
+import os
+import re
+import stat
+
+# Every file the roles manage; the probe reads each, the planner compares them with what is wanted.
+SOURCES_FILE = '/etc/apt/sources.list.d/rocm.list'
+AMDGPU_SOURCES_FILE = '/etc/apt/sources.list.d/amdgpu.list'
+PIN_FILE = '/etc/apt/preferences.d/rocm-pin-600'
+KEYRING = '/etc/apt/keyrings/rocm.gpg'
+PROFILE_FILE = '/etc/profile.d/rocm.sh'
+LDCONFIG_FILE = '/etc/ld.so.conf.d/rocm.conf'
+ADDUSER_CONF = '/etc/adduser.conf'
+# gpulab.rocm.apt_source keeps the last sources apt accepted here while it changes them (see that module).
+APT_JOURNAL = '/var/lib/gpulab-rocm/apt-source.journal'
+MANAGED_FILES = (SOURCES_FILE, AMDGPU_SOURCES_FILE, PIN_FILE, PROFILE_FILE, LDCONFIG_FILE, ADDUSER_CONF)
+# Files read whole: small, root-owned, no secrets. Larger ones are described by checksum only.
+CONTENT_LIMIT = 256 * 1024
+BASHRC_BEGIN = '# BEGIN gpulab.rocm environment'
+BASHRC_END = '# END gpulab.rocm environment'
+
+_ARCHES = {'x86_64': 'amd64', 'aarch64': 'arm64', 'ppc64le': 'ppc64el', 's390x': 's390x', 'i686': 'i386'}
+
+
+def at(root, path):
+    """path (absolute, as on the host) under root."""
+    return os.path.join(root, path.lstrip('/')) if root not in ('', '/') else path
+
+
+def parse_os_release(text):
+    """/etc/os-release -> {'id', 'distribution', 'version_id', 'codename', 'name'} (Ansible's distribution names)."""
+    values = {}
+    for line in (text or '').splitlines():
+        match = re.match(r'^([A-Z_][A-Z0-9_]*)=(.*)$', line.strip())
+        if match:
+            value = match.group(2).strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in '"\'':
+                value = value[1:-1]
+            values[match.group(1)] = value
+    os_id = values.get('ID', '').lower()
+    names = {'debian': 'Debian', 'ubuntu': 'Ubuntu', 'linuxmint': 'Linux Mint', 'pop': 'Pop!_OS'}
+    return {
+        'id': os_id or None,
+        'distribution': names.get(os_id) or (os_id.capitalize() if os_id else None),
+        'version_id': values.get('VERSION_ID') or None,
+        'codename': values.get('VERSION_CODENAME') or values.get('UBUNTU_CODENAME') or None,
+        'name': values.get('PRETTY_NAME') or None,
+    }
+
+
+def os_facts(root='/', uname_release=None, machine=None):
+    """OS, kernel and architecture; 'version' is what apt suites are keyed on (12 for Debian, 22.04 for Ubuntu)."""
+    info = parse_os_release(read_text(at(root, '/etc/os-release')) or read_text(at(root, '/usr/lib/os-release')))
+    version = info['version_id']
+    if info['distribution'] == 'Debian' and version:
+        version = version.split('.')[0]
+    point = (read_text(at(root, '/etc/debian_version')) or '').strip() if info['distribution'] == 'Debian' else None
+    info.update(
+        version=version,
+        full_version=point if point and point[:1].isdigit() else info['version_id'],
+        kernel=uname_release,
+        architecture=_ARCHES.get(machine or '', machine),
+        machine_id=(read_text(at(root, '/etc/machine-id')) or '').strip() or None,
+    )
+    return info
+
+
+def read_text(path, limit=CONTENT_LIMIT):
+    """Text of a regular file, never following a symlink; None when absent or not a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, limit + 1)
+    finally:
+        os.close(fd)
+    return data[:limit].decode('utf-8', 'replace')
+
+
+def describe_file(path, with_content=True):
+    """{'exists', 'type', 'mode', 'uid', 'gid', 'size', 'sha1', 'content'} of one path, without following it.
+
+    type: file, symlink, directory or other; sha1 and content only for regular files (content up to CONTENT_LIMIT).
+    """
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return {'exists': False, 'type': None}
+        return {'exists': None, 'type': None, 'error': str(exc)}
+    kind = ('symlink' if stat.S_ISLNK(info.st_mode) else 'file' if stat.S_ISREG(info.st_mode)
+            else 'directory' if stat.S_ISDIR(info.st_mode) else 'other')
+    result = {'exists': True, 'type': kind, 'mode': '%04o' % stat.S_IMODE(info.st_mode), 'uid': info.st_uid,
+              'gid': info.st_gid, 'size': info.st_size, 'mtime': info.st_mtime}
+    if kind == 'symlink':
+        result['target'] = os.readlink(path)
+    if kind == 'file':
+        data = _read_bytes(path)
+        if data is not None:
+            result['sha1'] = hashlib.sha1(data).hexdigest()
+            if with_content and len(data) <= CONTENT_LIMIT:
+                result['content'] = data.decode('utf-8', 'replace')
+    return result
+
+
+def _read_bytes(path):
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
+    except OSError:
+        return None
+    chunks = []
+    try:
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b''.join(chunks)
+
+
+def parse_dpkg_status(text):
+    """/var/lib/dpkg/status -> {name: [abbrev, version]} of every package dpkg knows that is not purged.
+
+    abbrev is dpkg-query's ${db:Status-Abbrev} (want, state, error): 'ii ', 'hi ' (held), 'rc ' (config files
+    left), 'iU ' (unpacked), 'iF ' (half configured), 'iH ' (half installed), 'iRR'... Of several architectures of
+    one name, the installed one wins.
+    """
+    want_codes = {'unknown': 'u', 'install': 'i', 'hold': 'h', 'deinstall': 'r', 'purge': 'p'}
+    state_codes = {'not-installed': 'n', 'config-files': 'c', 'half-installed': 'H', 'unpacked': 'U',
+                   'half-configured': 'F', 'triggers-awaited': 'W', 'triggers-pending': 't', 'installed': 'i'}
+    packages = {}
+    for stanza in re.split(r'\n\s*\n', text or ''):
+        fields = {}
+        for line in stanza.splitlines():
+            if line[:1] in (' ', '\t') or ':' not in line:
+                continue
+            key, value = line.split(':', 1)
+            if key in ('Package', 'Status', 'Version'):
+                fields[key] = value.strip()
+        name, status = fields.get('Package'), fields.get('Status', '').split()
+        if not name or len(status) != 3:
+            continue
+        want, flag, state = status
+        code = state_codes.get(state, '?')
+        if code == 'n':
+            continue
+        abbrev = want_codes.get(want, '?') + code + (' ' if flag == 'ok' else 'R')
+        previous = packages.get(name)
+        if previous is None or previous[0][1] != 'i':
+            packages[name] = [abbrev, fields.get('Version', '')]
+    return packages
+
+
+def dpkg_pending(root, packages):
+    """What an interrupted dpkg run left: packages neither installed nor removed, and a non-empty journal."""
+    half = sorted(name for name, (abbrev, _) in packages.items() if abbrev[1] not in 'inc' or abbrev[2] != ' ')
+    updates = at(root, '/var/lib/dpkg/updates')
+    try:
+        journal = sorted(entry for entry in os.listdir(updates) if entry[:1].isdigit())
+    except OSError:
+        journal = []
+    return {'packages': half, 'journal': bool(journal)}
+
+
+def alternative(root, name):
+    """update-alternatives' state of one link group: {'mode', 'value', 'choices'}; None when not registered."""
+    text = read_text(at(root, '/var/lib/dpkg/alternatives/' + name))
+    if text is None:
+        return None
+    lines = text.split('\n')
+    mode = lines[0].strip() if lines else None
+    # Header: mode, link, then (slave name, slave link) pairs until a blank line; then per choice: path, priority,
+    # one line per slave.
+    position = 2
+    slaves = 0
+    while position < len(lines) and lines[position].strip():
+        position += 2
+        slaves += 1
+    position += 1
+    choices = []
+    while position < len(lines) and lines[position].strip():
+        choices.append(lines[position].strip())
+        position += 2 + slaves
+    try:
+        value = os.readlink(at(root, '/etc/alternatives/' + name))
+    except OSError:
+        value = None
+    return {'mode': mode, 'value': value, 'choices': choices}
+
+
+def parse_ldconfig_p(text):
+    """`ldconfig -p` -> the set of library paths in the linker cache."""
+    paths = set()
+    for line in (text or '').splitlines():
+        if '=>' in line:
+            paths.add(line.split('=>', 1)[1].strip())
+    return paths
+
+
+def ldconfig_state(root, conf_path, cached_paths):
+    """The directories of a linker conf file, and the shared libraries in them that the linker cache lacks."""
+    text = read_text(at(root, conf_path))
+    dirs = [line.strip() for line in (text or '').splitlines()
+            if line.strip() and not line.strip().startswith('#') and not line.strip().startswith('include')]
+    missing = []
+    for directory in dirs:
+        try:
+            names = sorted(os.listdir(at(root, directory)))
+        except OSError:
+            continue
+        for entry in names:
+            # What ldconfig caches: lib*.so.N (sonames); plain lib*.so links are for the build tools.
+            if re.match(r'^lib.+\.so\.\d', entry) and os.path.join(directory, entry) not in cached_paths:
+                missing.append(os.path.join(directory, entry))
+    return {'dirs': dirs, 'missing': missing[:50], 'missing_count': len(missing)}
+
+
+def disk_free(root, path):
+    """Free bytes (for an unprivileged user too, as df's Available) on the filesystem of path or its nearest parent."""
+    checked = path
+    while checked and not os.path.exists(at(root, checked)):
+        parent = os.path.dirname(checked.rstrip('/')) or '/'
+        if parent == checked:
+            break
+        checked = parent
+    try:
+        info = os.statvfs(at(root, checked or '/'))
+    except OSError as exc:
+        return {'path': path, 'checked': checked, 'free_bytes': None,
+                'error': 'cannot read the free space of %s: %s' % (checked, exc)}
+    return {'path': path, 'checked': checked, 'free_bytes': info.f_bavail * info.f_frsize, 'error': None}
+
+
+def secure_boot(sysfs_root):
+    """Secure Boot from the SecureBoot EFI variable (4 attribute bytes, then 1 = on); None without EFI variables."""
+    path = os.path.join(sysfs_root, 'firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0b1b14db5a2')
+    data = _read_bytes(path)
+    if not data or len(data) < 5:
+        return None
+    return bool(bytearray(data)[-1])
+
+
+def source_lines(text):
+    """The one-line apt sources of a .list file: [{'options', 'uri', 'suite', 'components'}] (deb lines only)."""
+    lines = []
+    for raw in (text or '').splitlines():
+        line = raw.split('#', 1)[0].strip()
+        match = re.match(r'^deb\s+(?:\[([^\]]*)\]\s+)?(\S+)\s+(\S+)(.*)$', line)
+        if match:
+            options = dict(item.split('=', 1) for item in (match.group(1) or '').split() if '=' in item)
+            lines.append({'options': options, 'uri': match.group(2), 'suite': match.group(3),
+                          'components': match.group(4).split()})
+    return lines
+
+
+def uri_to_filename(uri):
+    """apt's URItoFileName: the name of a list file in /var/lib/apt/lists for a URI (apt-pkg/contrib/strutl.cc).
+
+    The scheme and any user:password@ go; the characters apt quotes become %XX; '/' becomes '_'.
+    """
+    rest = re.sub(r'^[A-Za-z][A-Za-z0-9+.-]*:(//)?', '', uri)
+    if '@' in rest.split('/', 1)[0]:
+        rest = rest.split('@', 1)[1]
+    quoted = []
+    for char in rest:
+        code = ord(char)
+        if char in '\\|{}[]<>"^~_=!@#$%^&*' or code <= 0x20 or code >= 0x7F:
+            quoted.extend('%%%02x' % byte for byte in char.encode('utf-8'))
+        else:
+            quoted.append(char)
+    return ''.join(quoted).replace('/', '_')
+
+
+def release_list_file(uri, suite):
+    """The InRelease list file apt keeps for one source line (a flat suite 'x/' has no dists/)."""
+    base = uri.rstrip('/')
+    if suite.endswith('/'):
+        return uri_to_filename('%s/%sInRelease' % (base, suite))
+    return uri_to_filename('%s/dists/%s/InRelease' % (base, suite))
+
+
+def apt_lists(root, source_texts):
+    """For each source line of the given .list texts: its InRelease list file and whether apt has it.
+
+    Also the newest Release list file of any source (how fresh the distribution's lists are).
+    """
+    lists_dir = at(root, '/var/lib/apt/lists')
+    lists = []
+    for path, text in sorted(source_texts.items()):
+        for line in source_lines(text):
+            name = release_list_file(line['uri'], line['suite'])
+            full = os.path.join(lists_dir, name)
+            lists.append({'source_file': path, 'uri': line['uri'], 'suite': line['suite'], 'file': name,
+                          'exists': os.path.exists(full) or os.path.exists(full[:-len('InRelease')] + 'Release')})
+    newest = None
+    try:
+        for entry in os.listdir(lists_dir):
+            if entry.endswith('Release'):
+                mtime = os.stat(os.path.join(lists_dir, entry)).st_mtime
+                newest = mtime if newest is None else max(newest, mtime)
+    except OSError:
+        pass
+    return {'sources': lists, 'newest_release_mtime': newest}
+
+
+def parse_apt_policy(text):
+    """`apt-cache policy NAME...` -> {name: {'installed': version or None, 'candidate': version or None}}."""
+    result = {}
+    name = None
+    for line in (text or '').splitlines():
+        header = re.match(r'^(\S+):\s*$', line)
+        if header:
+            name = header.group(1).split(':')[0] if header.group(1).count(':') else header.group(1)
+            result[name] = {'installed': None, 'candidate': None}
+            continue
+        match = re.match(r'^\s+(Installed|Candidate):\s*(\S+)', line)
+        if name and match:
+            value = None if match.group(2) == '(none)' else match.group(2)
+            result[name][match.group(1).lower()] = value
+    return result
+
+
+def parse_madison(text):
+    """`apt-cache madison NAME...` -> {name: [version, ...]} in apt's order (newest first)."""
+    versions = {}
+    for line in (text or '').splitlines():
+        parts = [part.strip() for part in line.split('|')]
+        if len(parts) < 3 or not parts[0] or not parts[1]:
+            continue
+        versions.setdefault(parts[0], [])
+        if parts[1] not in versions[parts[0]]:
+            versions[parts[0]].append(parts[1])
+    return versions
+
+
+def bashrc_block(path, text):
+    """The gpulab.rocm block of a user's ~/.bashrc, never the rest of the file (it is the user's, and may hold
+    secrets): {'block': text between the markers or None, 'markers': 'none' | 'one' | 'broken'}."""
+    lines = (text or '').splitlines()
+    begins = [i for i, line in enumerate(lines) if line.strip() == BASHRC_BEGIN]
+    ends = [i for i, line in enumerate(lines) if line.strip() == BASHRC_END]
+    if not begins and not ends:
+        return {'block': None, 'markers': 'none'}
+    if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0]:
+        return {'block': '\n'.join(lines[begins[0] + 1:ends[0]]), 'markers': 'one'}
+    return {'block': None, 'markers': 'broken', 'begin_lines': [i + 1 for i in begins],
+            'end_lines': [i + 1 for i in ends]}

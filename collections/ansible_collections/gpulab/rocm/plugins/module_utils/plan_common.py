@@ -1,0 +1,39 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What every phase's plan shares: the plan itself (changes with their reasons) and how a file is compared."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+
+
+class PlanError(ValueError):
+    """The wanted state cannot be planned (an invalid value); the message names it and the fix."""
+
+
+class Plan(dict):
+    """A phase's plan: {'phase', 'changes': [{'change', 'reason'}], 'notices', ...what the role applies}."""
+
+    def __init__(self, phase):
+        super(Plan, self).__init__(phase=phase, changes=[], notices=[])
+
+    def change(self, what, why):
+        self['changes'].append({'change': what, 'reason': why})
+
+    def warn(self, text):
+        self['notices'].append(text)
+
+
+def sha1(text):
+    return hashlib.sha1(text.encode('utf-8')).hexdigest()
+
+
+def file_matches(current, content, mode='0644', uid=0, gid=0):
+    """Whether a probed file (node_state.describe_file) is a regular file with this content, owner and mode."""
+    current = current or {}
+    return (current.get('type') == 'file' and current.get('sha1') == sha1(content)
+            and (mode is None or current.get('mode') == mode)
+            and (uid is None or current.get('uid') == uid) and (gid is None or current.get('gid') == gid))

@@ -1,0 +1,80 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What rocm_driver changes: amdgpu-dkms (and the kernel headers) at the ROCm release, and whether it may reboot
+after installing it. Pure."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
+
+_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+$')
+
+
+def reboot_plan(policy_allows, connection, host_machine_id, controller_machine_id, in_container):
+    """{'allowed': bool, 'reason': str}: a reboot after a driver change is allowed only when the policy allows it,
+    never for the control node (same machine id, or a local connection) nor a container."""
+    refusals = []
+    if not policy_allows:
+        refusals.append('rocm_driver_reboot is false')
+    if connection in ('local', 'ansible.builtin.local'):
+        refusals.append('the host is reached with a local connection')
+    if host_machine_id and controller_machine_id and host_machine_id.strip() == controller_machine_id.strip():
+        refusals.append('the host is the control node')
+    if in_container:
+        refusals.append('the host is a container')
+    if refusals:
+        return {'allowed': False, 'reason': 'the driver changed and needs a reboot, not done here: %s; reboot it '
+                                            'yourself' % '; '.join(refusals)}
+    return {'allowed': True, 'reason': 'the driver changed; rebooting to load it'}
+
+
+def plan(node, wanted, stack, controller=None):
+    """wanted: packages, headers_package ('' for none; None: the running kernel's), reboot, connection.
+
+    Returns the Plan: wanted (bool), why_not, install (apt specs, headers first), reboot {'allowed', 'reason'}.
+    """
+    result = Plan('driver')
+    pci = node.get('gpu_pci') or {}
+    in_container = bool(pci.get('in_container'))
+    wants = driver_wanted(stack['kernel_driver'], in_container) and stack['install_source'] == 'amd'
+    result.update(wanted=wants, why_not=None, install=[], reboot=None, unbound=list(pci.get('unbound') or []))
+    if not wants:
+        result['why_not'] = ('rocm_kernel_driver is never' if stack['kernel_driver'] == 'never'
+                             else 'rocm_install_source is distro (the distribution kernel has amdgpu)'
+                             if stack['install_source'] == 'distro'
+                             else "the host is a container: it uses the host kernel's driver (rocm_kernel_driver: "
+                                  'always installs it anyway)')
+        return result
+    bad = [name for name in wanted.get('packages') or [] if not _PACKAGE_RE.match(str(name))]
+    headers = wanted.get('headers_package')
+    if headers in (None, 'auto'):
+        headers = (node.get('apt') or {}).get('headers_package') or ''
+    if headers and not _PACKAGE_RE.match(headers):
+        bad.append(headers)
+    if bad:
+        raise PlanError('rocm_driver: not Debian package names: %s. Nothing was changed.'
+                        % ', '.join(repr(name) for name in bad))
+
+    code = rocm_release.release(stack['version'])['code']
+    packages = node.get('packages') or {}
+    if headers and (packages.get(headers) or ['  '])[0][1] != 'i':
+        result['install'].append(headers)
+        result.change('install %s' % headers, 'DKMS builds amdgpu against the running kernel')
+    for name in wanted.get('packages') or []:
+        abbrev, version = packages.get(name) or ['  ', '']
+        # amdgpu-dkms versions carry the ROCm code before the build: 1:6.8.5.60204-2044426.22.04.
+        if abbrev[1] != 'i' or ('.%s-' % code) not in version:
+            result['install'].append('%s=*.%s-*' % (name, code))
+            result.change('install %s of ROCm %s' % (name, stack['version']),
+                          'not installed' if abbrev[1] != 'i' else 'installed at %s' % version)
+    result['reboot'] = reboot_plan(bool(wanted.get('reboot', True)), wanted.get('connection'),
+                                   (node.get('os') or {}).get('machine_id'),
+                                   (controller or {}).get('machine_id'), in_container)
+    return result

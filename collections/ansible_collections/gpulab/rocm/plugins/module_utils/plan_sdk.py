@@ -1,0 +1,184 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What rocm_sdk changes: the ROCm packages at exactly the wanted release(s), the MIOpen kernel packages of the
+host's GPUs, the /opt/rocm alternative and the holds. Pure; the package plan itself is rocm_packages.plan()."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+import time
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support, rocm_packages, rocm_release
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
+
+# The distribution's own ROCm packages per OS (rocm-reference.md section 9): Debian 13's were installed for real in
+# the distro scenario, Ubuntu 24.04's follow its package index.
+DISTRO_DEFAULTS = {
+    'Debian 13': ['rocminfo', 'rocm-smi', 'amd-smi', 'hipcc', 'libamdhip64-dev', 'librocblas-dev'],
+    'Ubuntu 24.04': ['rocminfo', 'rocm-smi', 'hipcc', 'libamdhip64-dev', 'librocblas-dev'],
+}
+# A Debian package name (policy 5.6.1); anything else could reach apt as an option or a pattern.
+_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+$')
+_GFX_RE = re.compile(r'^gfx[0-9a-f]{3,4}$')
+
+
+def check(wanted):
+    problems = []
+    for key in ('packages', 'dev_packages', 'extra_packages', 'distro_packages'):
+        bad = [name for name in wanted.get(key) or [] if not isinstance(name, str) or not _PACKAGE_RE.match(name)]
+        if bad:
+            problems.append('rocm_sdk_%s holds names that are not Debian package names: %s (lower case letters, '
+                            'digits, "+", "-", "."; no leading "-")' % (key, ', '.join(repr(name) for name in bad)))
+    bad = [t for t in wanted.get('kdb_gfx_targets') or [] if not isinstance(t, str) or not _GFX_RE.match(t)]
+    if bad:
+        problems.append('rocm_sdk_kdb_gfx_targets holds values that are not gfx targets such as gfx90a: %s'
+                        % ', '.join(repr(t) for t in bad))
+    return problems
+
+
+def gfx_targets(node, wanted, version):
+    """The ISA each GPU runs (an overridden gfx1031 runs gfx1030 code, so it needs gfx1030's kernels)."""
+    gpus = wanted.get('kdb_gfx_targets') or gpu_support.amd_gpus(node.get('gpu_pci') or {})
+    return gpu_support.effective_targets(gpus, version)
+
+
+def spec(node, wanted, stack):
+    """What rocm_packages.plan() works from."""
+    os_info = node.get('os') or {}
+    os_key = '%s %s' % (os_info.get('distribution'), os_info.get('version'))
+    required = list(wanted.get('packages') or [])
+    if wanted.get('dev_packages_enabled'):
+        required += list(wanted.get('dev_packages') or [])
+    required += list(wanted.get('extra_packages') or [])
+    targets = gfx_targets(node, wanted, stack['version']) if wanted.get('kdb_enabled', True) else []
+    return {
+        'state': wanted.get('state', 'present'),
+        'source': stack['install_source'],
+        'default': stack['version'],
+        'versions': stack['versions'],
+        'packages': required,
+        'kdb_default': gpu_support.kdb_packages(targets, stack['version']),
+        'kdb_targets': targets,
+        'distro_packages': list(wanted.get('distro_packages') or DISTRO_DEFAULTS.get(os_key, [])),
+        'os': os_key,
+    }
+
+
+def _installed(node):
+    return dict((name, {'status': abbrev, 'version': version, 'installed': abbrev[1] not in 'nc'})
+                for name, (abbrev, version) in (node.get('packages') or {}).items())
+
+
+def plan(node, wanted, stack, now=None):
+    """wanted: state, packages, dev_packages_enabled, dev_packages, extra_packages, distro_packages, hold,
+    kdb_enabled, kdb_gfx_targets, cache_valid_time. With the probe's 'candidates' (apt-cache madison of the names in
+    'query'), the package changes; without them, whether anything must change at all.
+
+    Returns the Plan: repair (finish an interrupted dpkg run), refresh_lists (distro source, stale lists), query
+    (names to look up), packages (rocm_packages.plan's result once candidates are known), alternative (the release
+    /opt/rocm must point at), holds {name: hold|install}.
+    """
+    result = Plan('sdk')
+    problems = check(wanted)
+    if problems:
+        raise PlanError('rocm_sdk: %s. Nothing was changed.' % '; '.join(problems))
+    package_spec = spec(node, wanted, stack)
+    if package_spec['state'] == 'present' and package_spec['source'] == 'distro' and not package_spec['distro_packages']:
+        raise PlanError("rocm_sdk: no list of the distribution's ROCm packages for %s (known: %s). Set "
+                        'rocm_sdk_distro_packages to the package names of this OS, or use rocm_install_source amd. '
+                        'Nothing was changed.' % (package_spec['os'], ', '.join(sorted(DISTRO_DEFAULTS))))
+    installed = _installed(node)
+    pending = node.get('dpkg_pending') or {}
+    result.update(repair=bool(pending.get('packages') or pending.get('journal')), refresh_lists=False, query=[],
+                  packages=None, alternative=None, holds={}, gfx_targets=package_spec['kdb_targets'],
+                  spec=package_spec)
+    if result['repair']:
+        result.change('finish the interrupted dpkg run', 'packages left half installed: %s'
+                      % ', '.join(pending.get('packages') or ['(dpkg journal)']))
+
+    candidates = node.get('candidates')
+    if candidates is None:
+        # Decide from what is installed whether apt must be asked at all: on a converged host it need not.
+        needed, why = _needs_change(package_spec, installed)
+        if needed:
+            result['query'] = rocm_packages.query_names_from(package_spec, installed)
+            result.change('change the ROCm packages', why)
+            if package_spec['source'] == 'distro' and package_spec['state'] == 'present':
+                newest = (node.get('apt') or {}).get('newest_release_mtime')
+                age = (now or time.time()) - newest if newest else None
+                if age is None or age > int(wanted.get('cache_valid_time') or 0):
+                    result['refresh_lists'] = True
+                    result.change("refresh the distribution's package lists", 'they are %s' % (
+                        'missing' if age is None else '%d s old (rocm_sdk_cache_valid_time)' % age))
+    else:
+        available = dict((name, list(versions)) for name, versions in candidates.items())
+        packages = rocm_packages.plan_from(package_spec, installed, available)
+        result['packages'] = packages
+        for key, text in (('prepurge', 'remove before the install'), ('install', 'install'),
+                          ('purge', 'remove')):
+            if packages[key]:
+                result.change('%s %s' % (text, ', '.join(packages[key])), 'the wanted ROCm release(s) %s' % (
+                    ', '.join([stack['version']] + [v for v in stack['versions'] if v != stack['version']])))
+
+    if package_spec['state'] == 'present' and package_spec['source'] == 'amd':
+        prefix = rocm_release.release(stack['version'])['prefix']
+        alt = (node.get('alternatives') or {}).get('rocm') or {}
+        if alt.get('value') != prefix and prefix in (alt.get('choices') or []):
+            result['alternative'] = prefix
+            result.change('point /opt/rocm at %s' % prefix, 'it points at %s' % (alt.get('value') or 'nothing'))
+
+    if package_spec['state'] == 'present' and wanted.get('hold'):
+        # rocm_sdk_hold: the role owns the holds of the wanted packages (it moves them on a release change).
+        for name, _, _ in rocm_packages.wanted(package_spec):
+            info = installed.get(name)
+            if info and info['installed'] and info['status'][0] != 'h':
+                result['holds'][name] = 'hold'
+        if result['holds']:
+            result.change('hold %s' % ', '.join(sorted(result['holds'])), 'rocm_sdk_hold is true')
+    held = sorted(name for name, info in installed.items() if info['status'][0] == 'h')
+    touched = set()
+    if result['packages']:
+        for key in ('prepurge', 'install', 'purge'):
+            touched.update(item.split('=', 1)[0] for item in result['packages'][key])
+    blocked = [name for name in held if name in touched]
+    result['allow_held'] = bool(wanted.get('hold'))
+    if blocked and not wanted.get('hold'):
+        raise PlanError('rocm_sdk: %s %s held (apt-mark hold) and the wanted change moves or removes %s; the role '
+                        'leaves holds it does not own alone. Release the hold (apt-mark unhold %s) or set '
+                        'rocm_sdk_hold: true to let the role own the holds of its packages. Nothing was changed.'
+                        % (', '.join(blocked), 'is' if len(blocked) == 1 else 'are',
+                           'it' if len(blocked) == 1 else 'them', ' '.join(blocked)))
+    return result
+
+
+def _needs_change(package_spec, installed):
+    """(True, why) when the installed packages are not exactly the wanted ones; (False, None) when they are."""
+    if package_spec['state'] != 'present':
+        leftover = rocm_packages.removable(package_spec, installed)
+        return (bool(leftover), 'rocm_sdk_state is absent: %s installed' % ', '.join(leftover[:8]) if leftover else None)
+    missing, wrong = [], []
+    for name, release, required in rocm_packages.wanted(package_spec):
+        info = installed.get(name)
+        if not info or not info['installed']:
+            if required:
+                missing.append(name)
+            continue
+        if release and rocm_packages.amd_code(info['version']) != rocm_release.release(release)['code']:
+            wrong.append('%s %s' % (name, info['version']))
+    optional_missing = [name for name, _, required in rocm_packages.wanted(package_spec)
+                        if not required and not (installed.get(name) or {}).get('installed')]
+    leftover = rocm_packages.leftovers(package_spec, installed)
+    reasons = []
+    if missing:
+        reasons.append('not installed: %s' % ', '.join(missing))
+    if wrong:
+        reasons.append('at another release: %s' % ', '.join(wrong))
+    if leftover:
+        reasons.append('left over from another release or source: %s' % ', '.join(leftover))
+    if optional_missing and not reasons:
+        reasons.append('MIOpen kernel packages not installed (if the repository has them): %s'
+                       % ', '.join(optional_missing))
+    return (bool(reasons), '; '.join(reasons) or None)

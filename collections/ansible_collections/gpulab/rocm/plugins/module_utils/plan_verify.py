@@ -1,0 +1,48 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What rocm_verify checks, on the host record the fleet report shows (fleet_report.host_record): rocminfo is
+there, it lists the expected number of GPU agents and the expected gfx targets. Pure."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
+
+
+def plan(node, wanted, stack, name=None):
+    """wanted: expected_gfx_targets. Returns the Plan: record, problems, stats (the set_stats entry), summary."""
+    result = Plan('verify')
+    targets = list(wanted.get('expected_gfx_targets') or [])
+    bad = [t for t in targets if not re.match(r'^gfx[0-9a-f]{3,4}$', str(t))]
+    if bad:
+        raise PlanError('rocm_verify_expected_gfx_targets holds values that are not gfx targets such as gfx90a: %s'
+                        % ', '.join(map(repr, bad)))
+    rocminfo = (node.get('tools') or {}).get('rocminfo') or {}
+    record = fleet_report.host_record(node, name)
+    problems = []
+    if not rocminfo.get('present'):
+        problems.append('rocminfo is not installed (run the rocm_sdk role)')
+    elif rocminfo.get('error_kind') == 'unreadable':
+        problems.append(rocminfo['error'])
+    count = int(rocminfo.get('gpu_count') or 0)
+    expected = stack['expected_gpu_count']
+    if expected >= 0 and count != expected:
+        problems.append('rocminfo lists %d GPU agent(s), expected %d (rocm_expected_gpu_count)%s'
+                        % (count, expected, (': ' + rocminfo['error']) if rocminfo.get('error') else ''))
+    found = list(rocminfo.get('gfx_targets') or [])
+    missing = [t for t in targets if t not in found]
+    if missing:
+        problems.append('gfx targets missing: %s (rocminfo lists %s)' % (', '.join(missing), ', '.join(found) or 'none'))
+    gpus = [gpu.get('marketing_name') for gpu in rocminfo.get('gpus') or []]
+    result.update(
+        record=record, problems=problems,
+        stats={'gpu_count': count, 'gfx_targets': found, 'rocm_version': stack['version'], 'gpus': gpus,
+               'problems': problems},
+        summary='%d GPU agent(s): %s (%s)' % (count, ', '.join(str(g) for g in gpus) or 'none',
+                                              ', '.join(found) or 'no gfx target'))
+    return result

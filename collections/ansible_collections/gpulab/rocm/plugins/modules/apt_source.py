@@ -1,0 +1,388 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: apt_source
+short_description: An apt repository's signing key, sources and pin, changed as one transaction with its list refresh
+version_added: 0.2.0
+description:
+  - Installs the signing key after checking its fingerprint (nothing is written before it matches), writes the
+    sources and preferences files, and refreshes apt's lists of those sources only. The other sources of the host
+    are neither refreshed nor touched.
+  - A failed refresh puts back the previous key, sources and pin, refreshes their lists again and fails with apt's
+    reason, so apt keeps working for the rest of the host.
+  - While it changes them, the previous files are kept in a journal; a run that was killed half way is finished by
+    the next run, whose transaction starts from the journal (the last state apt accepted).
+  - With O(state=absent), removes the files and the keyring.
+author:
+  - gpulab.rocm contributors (@gpulab)
+options:
+  state:
+    description: V(present) writes, V(absent) removes.
+    type: str
+    choices: [present, absent]
+    default: present
+  key_url:
+    description: URL of the signing key (armored or binary). Downloaded only when the keyring is missing or holds an
+      untrusted key.
+    type: str
+  fingerprints:
+    description: Trusted primary-key fingerprints; the keyring must hold only these.
+    type: list
+    elements: str
+    default: []
+  keyring:
+    description: Path of the binary keyring the sources name with C(signed-by).
+    type: path
+    required: true
+  files:
+    description: Files to write, path to content; paths must be under C(/etc/apt/sources.list.d/) or
+      C(/etc/apt/preferences.d/).
+    type: dict
+    default: {}
+  remove:
+    description: Files to remove (same folders), and with O(state=absent) the keyring.
+    type: list
+    elements: path
+    default: []
+  refresh:
+    description:
+      - When to refresh apt's lists of the sources in O(files). V(auto) when a file or the key changed, or apt has
+        no list for one of the sources; V(always); V(never).
+    type: str
+    choices: [auto, always, never]
+    default: auto
+  validate_certs:
+    description: Verify TLS certificates when downloading the key.
+    type: bool
+    default: true
+  timeout:
+    description: Seconds to wait for the key download.
+    type: int
+    default: 30
+  key_max_bytes:
+    description: Largest key file accepted (a signing key is a few KiB).
+    type: int
+    default: 1048576
+  update_retries:
+    description: Attempts of the list refresh before the change is rolled back.
+    type: int
+    default: 3
+  lock_timeout:
+    description: Seconds to wait for another process's apt lock.
+    type: int
+    default: 60
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+notes:
+  - The journal is C(/var/lib/gpulab-rocm/apt-source.journal) (root only).
+seealso:
+  - module: gpulab.rocm.apt_keyring
+'''
+
+EXAMPLES = r'''
+- name: AMD's ROCm repository
+  gpulab.rocm.apt_source:
+    key_url: https://repo.example.com/rocm/rocm.gpg.key
+    fingerprints: [CA8BB4727A47B4D09B4EE8969386B48A1A693C5C]
+    keyring: /etc/apt/keyrings/rocm.gpg
+    files:
+      /etc/apt/sources.list.d/rocm.list: |
+        deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] https://repo.example.com/rocm/apt/6.2.4 jammy main
+'''
+
+RETURN = r'''
+changed_files:
+  description: The files (and keyring) written or removed.
+  returned: always
+  type: list
+  elements: str
+refreshed:
+  description: Whether apt's lists of the sources were refreshed.
+  returned: always
+  type: bool
+fingerprints:
+  description: Fingerprints of the keys in the keyring.
+  returned: when a key was downloaded
+  type: list
+  elements: str
+'''
+
+import base64
+import json
+import os
+import shutil
+import tempfile
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.urls import fetch_url
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
+    dearmor, normalize_fingerprint, primary_fingerprints,
+)
+from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_packages import apt_failure
+
+ALLOWED_DIRS = ('/etc/apt/sources.list.d/', '/etc/apt/preferences.d/')
+
+
+def read(path):
+    """(content bytes, mode) of a path, or (None, None); a symlink counts as a file to replace, not to follow."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None, None
+    if not os.path.isfile(path) or os.path.islink(path):
+        return b'', None
+    with open(path, 'rb') as handle:
+        return handle.read(), info.st_mode & 0o7777
+
+
+def write(module, path, content, mode=0o644):
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    handle, tmp = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path))
+    with os.fdopen(handle, 'wb') as out:
+        out.write(content)
+    os.chmod(tmp, mode)
+    os.chown(tmp, 0, 0)
+    module.atomic_move(tmp, path)
+
+
+def remove(path):
+    if os.path.lexists(path):
+        os.unlink(path)
+
+
+def key_is_trusted(data, trusted):
+    if not data:
+        return False
+    try:
+        found = primary_fingerprints(dearmor(data))
+    except ValueError:
+        return False
+    return bool(found) and set(found) <= trusted
+
+
+def download_key(module, url, trusted):
+    response, info = fetch_url(module, url, timeout=module.params['timeout'])
+    if response is None or (info.get('status') != 200 and not url.startswith('file:')):
+        module.fail_json(msg='Could not download the signing key from %s: %s (HTTP status %s). Nothing was changed. '
+                             'Check the key URL variable and that this host can reach it (proxy, firewall, lab mirror).'
+                             % (url, info.get('msg', 'no answer'), info.get('status')), url=url)
+    limit = module.params['key_max_bytes']
+    data = response.read(limit + 1)
+    if len(data) > limit:
+        module.fail_json(msg='The key at %s is larger than %d bytes (a signing key is a few KiB). Nothing was '
+                             'changed. Check the key URL.' % (url, limit), url=url)
+    try:
+        keyring = dearmor(data)
+        found = primary_fingerprints(keyring)
+    except ValueError as exc:
+        module.fail_json(msg='The file at %s is not a usable OpenPGP public key: %s. Nothing was changed. Check the '
+                             'key URL.' % (url, exc), url=url)
+    untrusted = [fpr for fpr in found if fpr not in trusted]
+    if untrusted:
+        module.fail_json(
+            msg='The key at %s has fingerprint %s, which is not in the trusted list (%s). Nothing was changed. If this '
+                'is your lab mirror\'s own key, add its fingerprint to the trusted list; otherwise the URL is wrong or '
+                'the download was tampered with.' % (url, ', '.join(untrusted), ', '.join(sorted(trusted))),
+            url=url, fingerprints=found)
+    return keyring, found
+
+
+class Journal(object):
+    """The state before a change: written before the first file changes, removed once apt accepted the change or
+    the previous state is back. Its presence at the start of a run means a run was killed half way."""
+
+    def __init__(self, path=ns.APT_JOURNAL):
+        self.path = path
+
+    def load(self):
+        try:
+            with open(self.path) as handle:
+                data = json.load(handle)
+        except (IOError, OSError, ValueError):
+            return None
+        return dict((path, (base64.b64decode(item['content']) if item['content'] is not None else None,
+                            item.get('mode'))) for path, item in data['files'].items())
+
+    def save(self, previous):
+        directory = os.path.dirname(self.path)
+        if not os.path.isdir(directory):
+            os.makedirs(directory, 0o700)
+        data = {'files': dict((path, {'content': base64.b64encode(content).decode('ascii')
+                                      if content is not None else None, 'mode': mode})
+                              for path, (content, mode) in previous.items())}
+        handle, tmp = tempfile.mkstemp(dir=directory)
+        with os.fdopen(handle, 'w') as out:
+            json.dump(data, out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.rename(tmp, self.path)
+
+    def clear(self):
+        remove(self.path)
+
+
+def refresh(module, source_files):
+    """apt-get update of the given sources files only; (ok, output)."""
+    workdir = tempfile.mkdtemp(prefix='gpulab-apt-')
+    try:
+        for index, path in enumerate(source_files):
+            shutil.copy(path, os.path.join(workdir, '%02d-%s' % (index, os.path.basename(path))))
+        argv = ['apt-get', 'update', '--quiet', '-o', 'Dir::Etc::SourceList=/dev/null',
+                '-o', 'Dir::Etc::SourceParts=%s' % workdir, '-o', 'APT::Get::List-Cleanup=0',
+                '-o', 'DPkg::Lock::Timeout=%d' % module.params['lock_timeout']]
+        output = ''
+        for attempt in range(max(1, module.params['update_retries'])):
+            if attempt:
+                time.sleep(min(2 ** attempt, 8))
+            rc, stdout, stderr = module.run_command(argv, environ_update={'LANG': 'C', 'LC_ALL': 'C'})
+            output = stdout + '\n' + stderr
+            failed = rc != 0 or any(line.startswith(('E:', 'W:', 'Err:')) for line in output.splitlines())
+            if not failed:
+                return True, output
+        return False, output
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def apt_line(output):
+    lines = [line.strip() for line in output.splitlines() if line.strip().startswith(('E:', 'W:', 'Err:'))]
+    return lines[0] if lines else (output.strip().splitlines() or ['no message'])[-1]
+
+
+def sources_of(paths):
+    return [path for path in paths if path.startswith('/etc/apt/sources.list.d/') and os.path.isfile(path)]
+
+
+def describe(path, content, keyring):
+    if content is None:
+        return '(absent)\n'
+    if path == keyring:
+        try:
+            return 'fingerprints: %s\n' % ' '.join(primary_fingerprints(content))
+        except ValueError as exc:
+            return 'unreadable key: %s\n' % exc
+    return content.decode('utf-8', 'replace')
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            state=dict(type='str', choices=['present', 'absent'], default='present'),
+            key_url=dict(type='str'),
+            fingerprints=dict(type='list', elements='str', default=[], no_log=False),
+            keyring=dict(type='path', required=True),
+            files=dict(type='dict', default={}),
+            remove=dict(type='list', elements='path', default=[]),
+            refresh=dict(type='str', choices=['auto', 'always', 'never'], default='auto'),
+            validate_certs=dict(type='bool', default=True),
+            timeout=dict(type='int', default=30),
+            key_max_bytes=dict(type='int', default=1048576),
+            update_retries=dict(type='int', default=3),
+            lock_timeout=dict(type='int', default=60),
+        ),
+        required_if=[('state', 'present', ['key_url', 'fingerprints'])],
+        supports_check_mode=True,
+    )
+    params = module.params
+    keyring = params['keyring']
+    present = params['state'] == 'present'
+    files = dict((path, content.encode('utf-8')) for path, content in (params['files'] or {}).items())
+    for path in list(files) + params['remove']:
+        if not path.startswith(ALLOWED_DIRS) or '/../' in path or path.endswith('/'):
+            module.fail_json(msg='%s is not an apt sources or preferences file (under %s). Nothing was changed.'
+                                 % (path, ' or '.join(ALLOWED_DIRS)))
+    if not os.path.isabs(keyring):
+        module.fail_json(msg='keyring must be an absolute path, got %s. Nothing was changed.' % keyring)
+
+    journal = Journal()
+    interrupted = journal.load()
+    paths = sorted(set(list(files) + params['remove'] + [keyring]))
+    current = dict((path, read(path)) for path in paths)
+
+    desired = dict((path, files.get(path)) for path in paths)
+    result = dict(changed=False, changed_files=[], refreshed=False)
+    if present:
+        trusted = set(normalize_fingerprint(fpr) for fpr in params['fingerprints'])
+        if not trusted:
+            module.fail_json(msg='No trusted fingerprint given: the fingerprint list is empty. Nothing was changed.')
+        if key_is_trusted(current[keyring][0], trusted):
+            desired[keyring] = current[keyring][0]
+        else:
+            desired[keyring], result['fingerprints'] = download_key(module, params['key_url'], trusted)
+    else:
+        desired[keyring] = None
+
+    changed = [path for path in paths
+               if desired[path] != current[path][0] or (desired[path] is not None and current[path][1] != 0o644)]
+    lists_missing = [item for item in ns.apt_lists('/', dict(
+        (path, content.decode('utf-8', 'replace')) for path, content in files.items()
+        if path.startswith('/etc/apt/sources.list.d/')))['sources'] if not item['exists']]
+    wants_refresh = present and (params['refresh'] == 'always' or params['refresh'] == 'auto' and bool(
+        changed or lists_missing or interrupted is not None))
+    result['changed_files'] = changed
+    if not changed and not wants_refresh and interrupted is None:
+        module.exit_json(**result)
+    result['changed'] = bool(changed) or interrupted is not None or wants_refresh
+    result['diff'] = [dict(before_header=path, after_header=path, before=describe(path, current[path][0], keyring),
+                           after=describe(path, desired[path], keyring)) for path in changed]
+    if module.check_mode:
+        result['refreshed'] = wants_refresh
+        module.exit_json(**result)
+
+    # The state to go back to: what apt last accepted (the journal of a killed run), else what is there now.
+    previous = interrupted if interrupted is not None else current
+    for path in paths:
+        previous.setdefault(path, current[path])
+    journal.save(previous)
+    for path in changed:
+        if desired[path] is None:
+            remove(path)
+        else:
+            write(module, path, desired[path])
+
+    if wants_refresh:
+        ok, output = refresh(module, sources_of(files))
+        if not ok:
+            for path, (content, mode) in previous.items():
+                if content is None:
+                    remove(path)
+                else:
+                    write(module, path, content, mode or 0o644)
+            restored_sources = sources_of(path for path, (content, _) in previous.items() if content)
+            if restored_sources:
+                back, again = refresh(module, restored_sources)
+                state = ('The previous sources, pin and key were restored, and apt refreshes their lists again'
+                         if back else 'The previous sources, pin and key were restored, but apt fails with them too '
+                         '(%s): they were broken before this run' % apt_line(again))
+            else:
+                state = 'The sources, pin and key this run wrote were removed again (there were none before)'
+            journal.clear()
+            uris = ['%s %s' % (line['uri'], line['suite']) for content in files.values()
+                    for line in ns.source_lines(content.decode('utf-8', 'replace'))]
+            module.fail_json(msg='The apt list refresh failed after writing the sources (%s): %s. %s %s, so apt '
+                                 'works for the rest of the host as before.'
+                                 % (', '.join(uris), apt_line(output), apt_failure(output)['reason'], state),
+                             stdout=output[-4000:], restored=True)
+        result['refreshed'] = True
+    journal.clear()
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

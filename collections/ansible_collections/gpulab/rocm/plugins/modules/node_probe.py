@@ -1,0 +1,314 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: node_probe
+short_description: Read everything the gpulab.rocm roles decide on, in one read-only call
+version_added: 0.2.0
+description:
+  - Reads a node's state in one module run: OS and kernel, the installed packages with their holds and any
+    interrupted dpkg run, the apt sources, pin and keyrings the roles manage and whether apt has their lists, the
+    GPU users with their groups and the C(gpulab.rocm) block of their C(~/.bashrc), C(adduser.conf), the
+    C(/opt/rocm) alternative, the linker cache, free disk, Secure Boot, whether C(python3-apt) and the kernel
+    headers are installed or installable, the GPUs on the PCI bus (M(gpulab.rocm.gpu_pci_facts)) and what
+    C(rocminfo), C(rocm-smi) and C(amd-smi) report.
+  - Changes nothing. M(gpulab.rocm.plan) runs it once per host and keeps the result as C(gpulab_node); the roles
+    plan from it. Run alone, it returns the same under C(ansible_facts.gpulab_node).
+  - Never follows a user's symlink and never returns a user's C(~/.bashrc) beyond the gpulab.rocm block.
+author:
+  - gpulab.rocm contributors (@gpulab)
+options:
+  sections:
+    description:
+      - What to read; the default is everything but C(candidates).
+    type: list
+    elements: str
+    choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions, candidates,
+              paths]
+  users:
+    description: Users whose groups and C(~/.bashrc) block are read (the stack-wide C(rocm_gpu_users)).
+    type: list
+    elements: str
+    default: []
+  groups:
+    description: Groups whose existence and members are read.
+    type: list
+    elements: str
+    default: [video, render]
+  kernel_driver:
+    description:
+      - The stack-wide C(rocm_kernel_driver); where the driver would be installed, the kernel headers' apt
+        candidate is read too.
+    type: str
+    choices: [auto, always, never]
+    default: auto
+  candidates:
+    description: Packages whose versions in the apt sources are read (C(apt-cache madison)), for section C(candidates).
+    type: list
+    elements: str
+    default: []
+  paths:
+    description: More paths described for section C(paths) (type, owner, mode; never followed).
+    type: list
+    elements: path
+    default: []
+  disk_path:
+    description: Where ROCm goes; the free space of its filesystem (or of its nearest existing parent) is read.
+    type: path
+    default: /opt
+  rocm_path:
+    description: The ROCm installation whose C(.info/version) is read.
+    type: path
+    default: /opt/rocm
+  amd_smi_metric:
+    description: Also run C(amd-smi metric) (current PCIe link, sensors); its slowest call.
+    type: bool
+    default: true
+  sysfs_root:
+    description: Where sysfs is read (tests point it at a fixture tree).
+    type: path
+    default: /sys
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  facts:
+    support: full
+notes:
+  - Runs as root to read other users' groups and dotfile blocks; every read is done without following symlinks.
+seealso:
+  - module: gpulab.rocm.plan
+  - module: gpulab.rocm.gpu_pci_facts
+  - module: gpulab.rocm.rocminfo_facts
+'''
+
+EXAMPLES = r'''
+- name: Read the node
+  gpulab.rocm.node_probe:
+    users: [alice, bob]
+
+- name: Read only what the packages changed
+  gpulab.rocm.node_probe:
+    sections: [packages, tools]
+'''
+
+RETURN = r'''
+ansible_facts:
+  description: The node's state under C(gpulab_node); the schema is in docs/facts.md ("The node probe").
+  returned: always
+  type: dict
+  contains:
+    gpulab_node:
+      description: One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups),
+        C(alternatives), C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates)),
+        plus C(sections) and C(params).
+      returned: always
+      type: dict
+'''
+
+import grp
+import os
+import pwd
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS
+from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import read_all
+from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import dearmor, primary_fingerprints
+from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
+
+SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
+            'tools', 'versions', 'candidates', 'paths']
+DEFAULT_SECTIONS = [section for section in SECTIONS if section not in ('candidates', 'paths')]
+# Plain C locale for the tools whose output is parsed.
+ENV = {'LANG': 'C', 'LC_ALL': 'C', 'DEBIAN_FRONTEND': 'noninteractive'}
+
+
+class Probe(object):
+    def __init__(self, module):
+        self.module = module
+        self.params = module.params
+        self.node = {}
+
+    def run(self, argv):
+        return self.module.run_command(argv, environ_update=ENV)
+
+    def find(self, tool):
+        return self.module.get_bin_path(tool, opt_dirs=TOOL_DIRS)
+
+    def packages(self):
+        status = ns.read_text('/var/lib/dpkg/status', limit=64 << 20) or ''
+        packages = ns.parse_dpkg_status(status)
+        self.node['packages'] = packages
+        self.node['dpkg_pending'] = ns.dpkg_pending('/', packages)
+
+    def files(self):
+        files = dict((path, ns.describe_file(path)) for path in ns.MANAGED_FILES)
+        files[ns.APT_JOURNAL] = ns.describe_file(ns.APT_JOURNAL, with_content=False)
+        keyrings = {ns.KEYRING: self.keyring(ns.KEYRING)}
+        for path in (ns.SOURCES_FILE, ns.AMDGPU_SOURCES_FILE):
+            for line in ns.source_lines(files[path].get('content')):
+                keyring = line['options'].get('signed-by')
+                if keyring and keyring.startswith('/') and keyring not in keyrings:
+                    keyrings[keyring] = self.keyring(keyring)
+        self.node['files'] = files
+        self.node['keyrings'] = keyrings
+
+    @staticmethod
+    def keyring(path):
+        info = ns.describe_file(path, with_content=False)
+        if info.get('type') == 'file':
+            data = ns._read_bytes(path) or b''
+            try:
+                info['fingerprints'] = primary_fingerprints(dearmor(data))
+            except ValueError as exc:
+                info['fingerprints'] = []
+                info['error'] = str(exc)
+        return info
+
+    def apt(self):
+        texts = dict((path, ns.read_text(path)) for path in (ns.SOURCES_FILE, ns.AMDGPU_SOURCES_FILE))
+        apt = ns.apt_lists('/', dict((path, text) for path, text in texts.items() if text))
+        # Installed or installable: the packages preflight needs before any change.
+        packages = self.node.get('packages')
+        if packages is None:
+            self.packages()
+            packages = self.node['packages']
+        wanted = ['python3-apt']
+        gpu_pci = self.node.get('gpu_pci') or {}
+        kernel = os.uname()[2]
+        headers = 'linux-headers-' + kernel
+        if driver_wanted(self.params['kernel_driver'], gpu_pci.get('in_container', _in_container())):
+            wanted.append(headers)
+        apt['headers_package'] = headers
+        query = [name for name in wanted if (packages.get(name) or ['  '])[0][1] != 'i']
+        policy = dict((name, {'installed': packages[name][1], 'candidate': None})
+                      for name in wanted if name not in query)
+        if query:
+            rc, stdout, stderr = self.run(['apt-cache', 'policy'] + query)
+            found = ns.parse_apt_policy(stdout)
+            for name in query:
+                policy[name] = found.get(name, {'installed': None, 'candidate': None})
+            if rc != 0:
+                apt['policy_error'] = (stderr or stdout).strip()[-2000:]
+        apt['policy'] = policy
+        self.node['apt'] = apt
+
+    def candidates(self):
+        names = [name for name in self.params['candidates'] if name and not name.startswith('-')]
+        result = {}
+        if names:
+            rc, stdout, stderr = self.run(['apt-cache', 'madison'] + names)
+            result = ns.parse_madison(stdout)
+            if rc != 0:
+                self.node['candidates_error'] = (stderr or stdout).strip()[-2000:]
+        self.node['candidates'] = dict((name, result.get(name, [])) for name in names)
+
+    def users(self):
+        users = {}
+        for name in self.params['users']:
+            try:
+                entry = pwd.getpwnam(name)
+            except KeyError:
+                users[name] = {'exists': False}
+                continue
+            try:
+                groups = sorted(set(grp.getgrgid(gid).gr_name for gid in os.getgrouplist(name, entry.pw_gid)))
+            except (KeyError, OSError):
+                groups = []
+            path = os.path.join(entry.pw_dir, '.bashrc')
+            bashrc = ns.describe_file(path, with_content=False)
+            home = ns.describe_file(entry.pw_dir, with_content=False)
+            if bashrc.get('type') == 'file':
+                bashrc.update(ns.bashrc_block(path, ns.read_text(path, limit=4 << 20)))
+            users[name] = {'exists': True, 'uid': entry.pw_uid, 'gid': entry.pw_gid, 'home': entry.pw_dir,
+                           'home_state': home, 'groups': groups, 'bashrc': bashrc}
+        groups = {}
+        for name in self.params['groups']:
+            try:
+                entry = grp.getgrnam(name)
+                groups[name] = {'exists': True, 'gid': entry.gr_gid, 'members': list(entry.gr_mem)}
+            except KeyError:
+                groups[name] = {'exists': False}
+        self.node['users'] = users
+        self.node['groups'] = groups
+
+    def ldconfig(self):
+        rc, stdout, _stderr = self.run(['ldconfig', '-p']) if self.find('ldconfig') else (1, '', '')
+        self.node['ldconfig'] = ns.ldconfig_state('/', ns.LDCONFIG_FILE, ns.parse_ldconfig_p(stdout))
+
+    def gpus(self):
+        self.node['gpu_pci'] = gather_pci(self.params['sysfs_root'], '/', '/proc')
+
+    def tools(self):
+        self.node['tools'] = read_all(self.run, self.find, self.params['amd_smi_metric'], self.module.warn)
+
+    def versions(self):
+        rocm = (ns.read_text(os.path.join(self.params['rocm_path'], '.info/version')) or '').strip()
+        amdgpu = (ns.read_text(os.path.join(self.params['sysfs_root'], 'module/amdgpu/version')) or '').strip()
+        self.node['versions'] = {'rocm': rocm.splitlines()[0] if rocm else None,
+                                 'amdgpu': amdgpu.splitlines()[0] if amdgpu else None}
+
+
+def _in_container():
+    from ansible_collections.gpulab.rocm.plugins.module_utils.pci import detect_container
+    return detect_container('/', '/proc')[0]
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            sections=dict(type='list', elements='str', choices=SECTIONS),
+            users=dict(type='list', elements='str', default=[]),
+            groups=dict(type='list', elements='str', default=['video', 'render']),
+            kernel_driver=dict(type='str', choices=['auto', 'always', 'never'], default='auto'),
+            candidates=dict(type='list', elements='str', default=[]),
+            paths=dict(type='list', elements='path', default=[]),
+            disk_path=dict(type='path', default='/opt'),
+            rocm_path=dict(type='path', default='/opt/rocm'),
+            amd_smi_metric=dict(type='bool', default=True),
+            sysfs_root=dict(type='path', default='/sys'),
+        ),
+        supports_check_mode=True,
+    )
+    sections = module.params['sections'] or DEFAULT_SECTIONS
+    probe = Probe(module)
+    node = probe.node
+    # GPUs first: whether the host is a container decides what the apt section asks.
+    for section in ['gpus'] + [name for name in SECTIONS if name != 'gpus']:
+        if section not in sections:
+            continue
+        try:
+            if section == 'os':
+                node['os'] = ns.os_facts('/', os.uname()[2], os.uname()[4])
+            elif section == 'disk':
+                node['disk'] = ns.disk_free('/', module.params['disk_path'])
+            elif section == 'firmware':
+                node['firmware'] = {'secure_boot': ns.secure_boot(module.params['sysfs_root'])}
+            elif section == 'paths':
+                node['paths'] = dict((path, ns.describe_file(path, with_content=False))
+                                     for path in module.params['paths'])
+            elif section == 'alternatives':
+                node['alternatives'] = {'rocm': ns.alternative('/', 'rocm')}
+            else:
+                getattr(probe, section)()
+        except (IOError, OSError) as exc:
+            module.fail_json(msg='The probe could not read %s: %s' % (section, exc), section=section)
+    node['sections'] = sorted(sections)
+    node['params'] = dict((key, module.params[key]) for key in ('users', 'groups', 'kernel_driver', 'disk_path',
+                                                                   'rocm_path', 'amd_smi_metric', 'sysfs_root',
+                                                                   'paths'))
+    module.exit_json(changed=False, ansible_facts={'gpulab_node': node})
+
+
+if __name__ == '__main__':
+    main()
