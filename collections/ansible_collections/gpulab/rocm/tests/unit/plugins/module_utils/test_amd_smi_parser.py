@@ -7,6 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import csv
+import io
 import json
 
 import pytest
@@ -67,6 +69,10 @@ CASES = {
         index=0, pcie_bus='0000:83:00.0', product_name='AMD Instinct MI300X VF', temperature_c=37.0,
         power_w=135.0, power_cap_w=750.0, use_percent=0.0, vram_used_bytes=285 * MB,
         vram_total_bytes=196288 * MB, partitions={'compute': 'SPX', 'memory': 'NPS1'})]),
+    # The capture above with "N/A" in the Partition-Mode cell (fixtures NOTES.md): no partition, not N and A.
+    'default-table-mi300x-vf-azure-amdsmi26.0.0-rocm7.0.0-derived-partition-mode-na.txt': ('table', 'default', [dict(
+        index=0, pcie_bus='0000:83:00.0', product_name='AMD Instinct MI300X VF', temperature_c=37.0,
+        vram_total_bytes=196288 * MB, partitions=None)]),
 }
 
 
@@ -131,4 +137,164 @@ def test_usage_banner_is_a_clear_parse_error():
 ])
 def test_garbage_and_truncated_input_raise_parse_error(text, reason):
     with pytest.raises(ParseError, match=reason):
+        parse_amd_smi(text)
+
+
+# --- hostile and damaged input (issue 15): facts or a ParseError with the reason, never another exception ------
+
+TABLE = 'amd-smi/default-table-mi300x-vf-azure-amdsmi26.0.0-rocm7.0.0.txt'
+FIRST_ROW = '| 0000:83:00.0 AMD Instinct MI300X VF | 0 %      37 °C   0           135/750 W |'
+SECOND_ROW = '|   0       0       0        SPX/NPS1 | 0 %        N/A           285/196288 MB |'
+DIGITS = '1' + '0' * 400  # overflows a float (float(DIGITS) is inf) and 2**64
+HUGE = '1' + '0' * 5000  # over Python's 4300-digit limit for int(str)
+
+
+def valid(facts):
+    """The facts as Ansible sends them back: strict JSON (no NaN or Infinity), gpu_count matching gpus."""
+    json.dumps(facts, allow_nan=False)
+    assert facts['gpu_count'] == len(facts['gpus'])
+    return facts
+
+
+def one_gpu(entry):
+    entry = dict(entry, gpu=0)
+    return valid(parse_amd_smi(json.dumps([entry])))['gpus'][0]
+
+
+@pytest.mark.parametrize('section', ['asic', 'temperature', 'mem_usage', 'vram', 'bus', 'partition', 'limit'])
+@pytest.mark.parametrize('value', ['N/A', 'hot', [1, 2], [{'value': 1, 'unit': 'C'}], 7])
+def test_a_section_that_is_not_an_object_is_no_value(section, value):
+    gpu = one_gpu({section: value, 'power': {'socket_power': {'value': 42, 'unit': 'W'}}})
+    assert gpu['power_w'] == 42.0  # the other sections are still read
+    assert gpu['temperatures_c'] == {} and gpu['vram_total_bytes'] is None and gpu['partitions'] is None
+
+
+@pytest.mark.parametrize('unit, expected', [
+    ('MB', 5 * MB), ('GB', 5 * 1024 * MB), (None, 5 * MB), ('', 5 * MB),
+    (3, None), ([], None), ({'a': 1}, None), (True, None), ('furlongs', None),
+])
+def test_a_unit_that_is_not_a_size_unit_gives_no_size(unit, expected):
+    gpu = one_gpu({'mem_usage': {'total_vram': {'value': 5, 'unit': unit}, 'used_vram': {'value': 1, 'unit': unit}}})
+    assert gpu['vram_total_bytes'] == expected
+
+
+@pytest.mark.parametrize('number', [DIGITS, DIGITS + '.5', '1e999', '-1e999', HUGE, 'NaN', 'Infinity', '-Infinity'])
+def test_numbers_out_of_range_in_json_are_no_value(number):
+    text = ('[{"gpu": 0, "power": {"socket_power": {"value": %s, "unit": "W"}}, "temperature": {"edge": %s},'
+            ' "mem_usage": {"total_vram": {"value": %s, "unit": "GB"}, "used_vram": %s}, "kfd_id": %s}]'
+            % ((number,) * 5))
+    gpu = valid(parse_amd_smi(text))['gpus'][0]
+    assert (gpu['power_w'], gpu['temperature_c'], gpu['vram_total_bytes'], gpu['kfd_id']) == (None,) * 4
+    assert gpu['vram_use_percent'] is None
+
+
+def test_a_gpu_index_out_of_range_is_refused():
+    with pytest.raises(ParseError, match='without a "gpu" index'):
+        parse_amd_smi('[{"gpu": %s}]' % HUGE)
+
+
+@pytest.mark.parametrize('number', [DIGITS, HUGE, DIGITS + '.5'])
+def test_numbers_out_of_range_in_text_csv_and_table_are_no_value(number):
+    metric = fixture('amd-smi/metric-text-8x-mi300x-first-2-gpus.txt').replace('137 W', number + ' W')
+    assert valid(parse_amd_smi(metric))['gpus'][0]['power_w'] is None
+    rows = list(csv.reader(fixture('amd-smi/metric-csv-8x-mi300x.csv').splitlines()))
+    rows[1] = [number if column in ('socket_power', 'total_vram') else cell for column, cell in zip(rows[0], rows[1])]
+    out = io.StringIO()
+    csv.writer(out).writerows(rows)
+    gpu = valid(parse_amd_smi(out.getvalue()))['gpus'][0]
+    assert (gpu['power_w'], gpu['vram_total_bytes']) == (None, None)
+    table = fixture(TABLE).replace('37 °C', number + ' °C').replace('285/196288 MB', '285/' + number + ' MB')
+    gpu = valid(parse_amd_smi(table))['gpus'][0]
+    assert (gpu['temperature_c'], gpu['vram_total_bytes'], gpu['vram_use_percent']) == (None, None, None)
+
+
+@pytest.mark.parametrize('text', [
+    '[{"gpu": 0, "x": ' + '[' * 100000 + ']' * 100000 + '}]',
+    '[{"gpu": 0, "x": ' + '{"a": ' * 5000 + '1' + '}' * 5000 + '}]',
+    '{"gpu_data": ' + '[' * 40 + ']' * 40 + '}',
+])
+def test_deeply_nested_json_is_refused(text):
+    with pytest.raises(ParseError, match='nests more than 32 levels'):
+        parse_amd_smi(text)
+
+
+def test_deeply_indented_text_is_refused():
+    text = 'GPU: 0\n' + ''.join(' ' * depth + 'KEY_{0}:\n'.format(depth) for depth in range(1, 3000))
+    with pytest.raises(ParseError, match='nests keys more than 32 levels'):
+        parse_amd_smi(text + ' ' * 3000 + 'VALUE: 1\n')
+
+
+def test_brackets_inside_json_strings_are_no_nesting():
+    gpu = one_gpu({'asic': {'market_name': '[' * 100 + '{' * 100}})
+    assert gpu['product_name'] == '[' * 100 + '{' * 100
+
+
+def test_a_csv_field_over_128_kib_is_refused():
+    with pytest.raises(ParseError, match='CSV output is damaged.*field larger than field limit'):
+        parse_amd_smi('gpu,edge\n0,"' + 'x' * 200000 + '"\n')
+
+
+@pytest.mark.parametrize('row, reason', [
+    (FIRST_ROW[:-1], 'not two cells'),  # no closing |
+    (FIRST_ROW[:50], 'not two cells'),  # cut inside the row
+    ('| 0000:83:00.0 AMD Instinct MI300X VF |', 'not two cells'),  # one cell
+    ('|| 0000:83:00.0 AMD Instinct MI300X VF | 0 % |', 'not two cells'),  # three cells
+    ('| 0000:83:00.0 | 0 % |', 'only its first row'),  # the second row became a first one
+])
+def test_damaged_table_rows_are_refused(row, reason):
+    text = fixture(TABLE).replace(FIRST_ROW, row) if 'first row' not in reason else fixture(TABLE).replace(
+        SECOND_ROW, row)
+    with pytest.raises(ParseError, match=reason):
+        parse_amd_smi(text)
+
+
+def test_a_second_row_with_few_cells_gives_what_it_has():
+    gpu = valid(parse_amd_smi(fixture(TABLE).replace(SECOND_ROW, '|   0 | 0 % |')))['gpus'][0]
+    assert (gpu['index'], gpu['partitions'], gpu['use_percent'], gpu['vram_total_bytes']) == (0, None, 0.0, None)
+
+
+@pytest.mark.parametrize('end, keep, reason', [
+    (SECOND_ROW, 12, 'not two cells'),  # inside the second row
+    (SECOND_ROW, 0, 'ends after the first row'),  # before the second row
+    ('|=====', 0, 'header but no GPU rows'),  # before the GPU box
+])
+def test_a_table_cut_before_its_gpu_rows_are_whole_is_refused(end, keep, reason):
+    text = fixture(TABLE)
+    with pytest.raises(ParseError, match=reason + '.*cut short'):
+        parse_amd_smi(text[:text.index(end) + keep])
+
+
+@pytest.mark.parametrize('cell, expected', [
+    ('SPX/NPS1', {'compute': 'SPX', 'memory': 'NPS1'}), ('CPX/NPS4', {'compute': 'CPX', 'memory': 'NPS4'}),
+    ('N/A', None), ('n/a', None), ('N/A/N/A', None), ('SPX/N/A', {'compute': 'SPX', 'memory': None}),
+    ('N/A/NPS1', {'compute': None, 'memory': 'NPS1'}), ('/', None), ('SPX/', None), ('SPX', None),
+])
+def test_partition_mode_cell(cell, expected):
+    row = '|   0       0       0 {0:>15} | 0 %        N/A           285/196288 MB |'.format(cell)
+    gpu = valid(parse_amd_smi(fixture(TABLE).replace(SECOND_ROW, row)))['gpus'][0]
+    assert gpu['partitions'] == expected
+
+
+@pytest.mark.parametrize('text', [
+    'hello\n[ERROR] something failed\n',
+    '\x00\xff\x13garbage\n{not json at all}\n',
+    bytes(range(256)).decode('latin-1') * 3,
+    'WARNING: x\n{"gpu_data": [1, 2,, 3]}',
+    'GPU: 0\n    BDF: 0000:03:00.0\n{ note: this is text }\n',
+])
+def test_text_that_is_not_json_is_not_called_cut_short(text):
+    with pytest.raises(ParseError) as info:
+        parse_amd_smi(text)
+    assert 'cut short' not in str(info.value)
+
+
+@pytest.mark.parametrize('text', [
+    '[{"gpu": 0, "asic": {"market_name": "MI210"',
+    '[{"gpu": 0, "asic": {"market_name": "MI2',
+    '[{"gpu": 0, "asic": {"market_name": "MI210\\',
+    '{"gpu_data": [\n  {"gpu": 0,\n',
+    'WARNING: x\n[',
+])
+def test_json_that_ends_early_is_cut_short(text):
+    with pytest.raises(ParseError, match='JSON output is cut short'):
         parse_amd_smi(text)

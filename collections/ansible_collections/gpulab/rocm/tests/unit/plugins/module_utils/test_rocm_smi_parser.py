@@ -203,3 +203,95 @@ def test_json_flags_are_the_ones_rocm_smi_has():
 def test_garbage_and_truncated_input_raise_parse_error(text, reason):
     with pytest.raises(ParseError, match=reason):
         parse_rocm_smi(text)
+
+
+# --- hostile and damaged input (issue 15): facts or a ParseError with the reason, never another exception ------
+
+MI50 = 'rocm-smi/json-telegraf-flags-mi50-32gb-driver5.9.17-card0-only.json'
+DIGITS = '1' + '0' * 400  # float(DIGITS) is inf
+HUGE = '1' + '0' * 5000  # over Python's 4300-digit limit for int(str)
+
+
+def valid(facts):
+    """The facts as Ansible sends them back: strict JSON (no NaN or Infinity), gpu_count matching gpus."""
+    json.dumps(facts, allow_nan=False)
+    assert facts['gpu_count'] == len(facts['gpus'])
+    return facts
+
+
+def mi50_with(**values):
+    card = json.loads(fixture(MI50))['card0']
+    card.update(values)
+    return json.dumps({'card0': card})
+
+
+@pytest.mark.parametrize('number', [DIGITS, DIGITS + '.0', DIGITS + '.5', HUGE])
+def test_values_of_hundreds_of_digits_are_null_not_infinity(number):
+    text = mi50_with(**{'Temperature (Sensor edge) (C)': number, 'Average Graphics Package Power (W)': number,
+                        'VRAM Total Memory (B)': number, 'Fan speed (%)': number, 'Voltage (mV)': number,
+                        'pcie clock level': '1 ({0}GT/s x{0})'.format(number), 'sclk clock speed:': '(%sMhz)' % number})
+    gpu = valid(parse_rocm_smi(text))['gpus'][0]
+    assert gpu['temperatures_c']['edge'] is None and gpu['temperature_c'] is None
+    assert (gpu['power_w'], gpu['vram_total_bytes'], gpu['fan_percent'], gpu['voltage_mv']) == (None,) * 4
+    assert (gpu['link_speed_gts'], gpu['link_width'], gpu['sclk_mhz']) == (None, None, None)
+    assert gpu['temperatures_c']['junction'] == 38.0  # the rest is read as before
+
+
+@pytest.mark.parametrize('number', [DIGITS, HUGE, 'NaN', 'Infinity', '-Infinity', '1e999'])
+def test_json_numbers_out_of_range_are_null(number):
+    gpu = valid(parse_rocm_smi('{"card0": {"GPU use (%%)": %s, "Device ID": %s}}' % (number, number)))['gpus'][0]
+    assert (gpu['use_percent'], gpu['device_id']) == (None, None)
+
+
+def test_values_of_hundreds_of_digits_in_the_other_forms_are_null():
+    kv = 'GPU[0]\t\t: Temperature (Sensor edge) (C): {0}\nGPU[0]\t\t: Average Graphics Package Power (W): {0}\n'
+    gpu = valid(parse_rocm_smi(kv.format(DIGITS)))['gpus'][0]
+    assert (gpu['temperature_c'], gpu['power_w']) == (None, None)
+    csv_text = 'device,Temperature (Sensor edge) (C),GPU use (%)\ncard0,{0},{0}\n'.format(DIGITS + '.0')
+    gpu = valid(parse_rocm_smi(csv_text))['gpus'][0]
+    assert (gpu['temperature_c'], gpu['use_percent']) == (None, None)
+    table = fixture('rocm-smi/default-rocm7-rx7600.txt').replace('°C', '9' * 400 + '°C', 1)
+    assert valid(parse_rocm_smi(table))['gpus'][0]['temperature_c'] is None
+
+
+def test_a_pcie_level_that_is_no_number_is_null():
+    gpu = valid(parse_rocm_smi(mi50_with(**{'pcie clock level': '1 (1.2.3.4GT/s x16)'})))['gpus'][0]
+    assert (gpu['link_speed_gts'], gpu['link_width']) == (1.2, 16)
+
+
+@pytest.mark.parametrize('text, where', [
+    ('{"card%s": {"GPU use (%%)": "1"}}' % HUGE, 'JSON'),
+    ('GPU[%s]\t\t: GPU use (%%): 5\n' % HUGE, 'text'),
+    ('device,GPU use (%%)\ncard%s,1\n' % HUGE, 'CSV'),
+])
+def test_a_card_number_out_of_range_is_refused(text, where):
+    with pytest.raises(ParseError, match='rocm-smi {0} has a card number out of range'.format(where)):
+        parse_rocm_smi(text)
+
+
+@pytest.mark.parametrize('text', [
+    '{"card0": {"x": ' + '[' * 100000 + ']' * 100000 + '}}',
+    '{"card0": ' + '{"a": ' * 5000 + '1' + '}' * 5000 + '}',
+    '{"card0": {"x": ' + '[' * 40 + ']' * 40 + '}}',
+])
+def test_deeply_nested_json_is_refused(text):
+    with pytest.raises(ParseError, match='nests more than 32 levels'):
+        parse_rocm_smi(text)
+
+
+def test_nested_json_values_within_the_limit_are_kept_as_text():
+    gpu = valid(parse_rocm_smi(mi50_with(**{'VBIOS version': [[['113-D1631700-111']]]})))['gpus'][0]
+    assert gpu['vbios'] == '[[["113-D1631700-111"]]]'
+
+
+def test_a_csv_field_over_128_kib_is_refused():
+    with pytest.raises(ParseError, match='CSV output is damaged.*field larger than field limit'):
+        parse_rocm_smi('device,Card Series\ncard0,"' + 'x' * 200000 + '"\n')
+
+
+@pytest.mark.parametrize('text', ['WARNING: x\n{"card0": {"GPU ID": 0x66a1}}', '{ this is not json }\n',
+                                  '{"card0": {"GPU ID": "0x66a1"}\n"card1": {}}'])
+def test_damaged_json_is_not_called_cut_short(text):
+    with pytest.raises(ParseError, match='not valid JSON') as info:
+        parse_rocm_smi(text)
+    assert 'cut short' not in str(info.value)

@@ -7,6 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+import re
+
 import pytest
 
 from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import ParseError
@@ -197,3 +200,75 @@ def test_output_cut_before_the_first_agent_is_a_parse_error():
     text = fixture('rocminfo/gfx1030-rx6900xt-rocm6.4.txt')
     with pytest.raises(ParseError, match='lists no agent'):
         parse_rocminfo(text[:text.index('Agent 1')])
+
+
+# --- output cut short or joined (issue 15): refused with the reason, never reported as plain success -----------
+
+MI300X = 'rocminfo/gfx942-mi300x-vf-rocm6.4.0.txt'
+WITH_GPUS = sorted(LISTINGS)
+
+
+def last_agent_at(text):
+    return text.rindex('\nAgent ')
+
+
+def cuts(text):
+    """Places inside the last agent where a cut output can end (rocminfo prints "ISA Info" last)."""
+    at = last_agent_at(text)
+    yield 'after the title', re.compile(r'^\*+[ \t]*\n', re.M).search(text, at).end()
+    yield 'inside a line', text.index('Name:', at) + 8
+    yield 'inside Pool Info', text.index('Pool Info', at) + 40
+    if text.find('\n    ISA 1', at) > 0:  # a GPU agent: ISA Info lists its ISAs (a CPU agent's is empty)
+        yield 'after "ISA Info:"', text.index('\n', text.index('ISA Info:', at)) + 1
+        yield 'inside ISA 1', text.index('Workgroup Max Size', text.index('ISA 1', at))
+        yield 'inside the last FBarrier line', text.rindex('FBarrier Max Size') + 10
+
+
+@pytest.mark.parametrize('name', WITH_GPUS + ['cpu-only-no-gpu-agents-8x-mi300x-init-failed-rocm6.3.3.txt'])
+def test_output_cut_inside_the_last_agent_is_a_parse_error(name):
+    text = fixture('rocminfo/' + name)
+    for where, at in cuts(text):
+        with pytest.raises(ParseError, match=r'cut short inside agent \d+|agent \d+ has no') as info:
+            parse_rocminfo(text[:at])
+        assert 'Save the whole output' in str(info.value), where
+
+
+@pytest.mark.parametrize('name', WITH_GPUS)
+def test_output_cut_after_the_last_isa_is_read_as_incomplete(name):
+    text = fixture('rocminfo/' + name)
+    whole = parse_rocminfo(text)
+    cut = parse_rocminfo(text[:text.rindex('FBarrier Max Size')] + 'FBarrier Max Size:       32\n')
+    assert cut['complete'] is False
+    assert (cut['gpus'], cut['gfx_targets'], cut['error']) == (whole['gpus'], whole['gfx_targets'], None)
+
+
+@pytest.mark.parametrize('first, second', [
+    (MI300X, MI300X),
+    ('rocminfo/gfx1030-rx6900xt-rocm6.4.txt', 'rocminfo/gfx908-mi100-plus-gfx1036-igpu-rocm5.7.0.txt'),
+    ('rocminfo/gfx1102-rx7600-rocm7-rock6.16.13-sudo.txt', MI300X),  # the first one has no "*** Done ***"
+])
+def test_two_outputs_joined_are_a_parse_error(first, second):
+    with pytest.raises(ParseError, match='holds 2 rocminfo outputs.*counted twice'):
+        parse_rocminfo(fixture(first) + '\n' + fixture(second))
+
+
+def test_agent_lists_joined_are_a_parse_error():
+    text = fixture(MI300X)
+    agents = text[re.search(r'^\*+[ \t]*\nAgent 1', text, re.M).start():]
+    with pytest.raises(ParseError, match='"Agent 1" where "Agent 3" should come'):
+        parse_rocminfo(text.replace('*** Done ***', '') + agents)
+    renumbered = agents.replace('Agent 2', 'Agent 4').replace('Agent 1', 'Agent 3')
+    with pytest.raises(ParseError, match='goes on with agent 3 after "\\*\\*\\* Done \\*\\*\\*"'):
+        parse_rocminfo(text + renumbered)
+
+
+@pytest.mark.parametrize('digits', [400, 5000])
+def test_numbers_of_hundreds_of_digits_are_null(digits):
+    number = '1' + '0' * digits
+    text = fixture(MI300X).replace('200998912(0xbfb0000) KB', number + ' KB').replace(
+        'Compute Unit:            304', 'Compute Unit:            ' + number).replace('BDFID:', 'BDFID: ' + number)
+    facts = parse_rocminfo(text)
+    json.dumps(facts, allow_nan=False)
+    gpu = facts['gpus'][0]
+    assert (gpu['compute_units'], gpu['vram_bytes'], gpu['pools'][0]['size_bytes']) == (None, None, None)
+    assert gpu['pools'][3]['size_bytes'] == 64 * KB
