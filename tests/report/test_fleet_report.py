@@ -93,7 +93,7 @@ def test_expected_count_and_release_are_checked(tmp_path):
     facts_620 = dict(facts, rocm_version_file=slurped("6.2.0-66\n"))
     assert report.report_host(facts_620, "ws1", "1", "6.2")["problems"] == []
     problems = report.report_host(facts, "ws1", 2, "6.2")["problems"]
-    assert problems == ["1 AMD GPU(s) found, the inventory expects 2 (rocm_verify_expected_gpu_count)",
+    assert problems == ["1 AMD GPU(s) found, the inventory expects 2 (rocm_expected_gpu_count)",
                         "ROCm 6.2.4 is installed, the inventory asks for 6.2 (rocm_version)"]
     with pytest.raises(AnsibleFilterError, match="expected_gpu_count must be an integer"):
         report.report_host(facts, "ws1", "four")
@@ -153,7 +153,7 @@ def test_gpus_on_the_bus_without_a_driver(tmp_path):
     assert gpu["problems"] == ["PCIe link degraded: 2.5 GT/s x8, capable of 16 GT/s x16 (at 0000:31:00.0)",
                                "no kernel driver bound (amdgpu not loaded, or it failed on this GPU: see dmesg)"]
     assert host["host_problems"][0].startswith('rocminfo: the amdgpu kernel driver (KFD, "ROCk module") is not loaded')
-    assert host["host_problems"][1] == "0 AMD GPU(s) found, the inventory expects 4 (rocm_verify_expected_gpu_count)"
+    assert host["host_problems"][1] == "0 AMD GPU(s) found, the inventory expects 4 (rocm_expected_gpu_count)"
     assert len(host["problems"]) == 2 + 4 * 2 and host["problems"][2].startswith("0000:31:00.0: PCIe link degraded")
 
 

@@ -322,6 +322,15 @@ def apt_lists(root, source_texts):
     return {'sources': lists, 'newest_release_mtime': newest}
 
 
+def has_package_lists(root):
+    """Whether apt has any package list at all (a fresh container or cloud image has none until apt-get update)."""
+    try:
+        return any(entry.endswith('_Packages') or '_Packages.' in entry
+                   for entry in os.listdir(at(root, '/var/lib/apt/lists')))
+    except OSError:
+        return False
+
+
 def parse_apt_policy(text):
     """`apt-cache policy NAME...` -> {name: {'installed': version or None, 'candidate': version or None}}."""
     result = {}

@@ -97,7 +97,8 @@ def plan(node, wanted, stack):
     files = node.get('files') or {}
     keyrings = node.get('keyrings') or {}
     managed = (ns.SOURCES_FILE, ns.AMDGPU_SOURCES_FILE, ns.PIN_FILE)
-    result.update(files={}, remove=[], key='keep', refresh=False, python3_apt='present', apply=None)
+    result.update(files={}, remove=[], key='keep', refresh=False, refresh_scope='sources', python3_apt='present',
+                  apply=None)
     python_apt = ((node.get('apt') or {}).get('policy') or {}).get('python3-apt') or {}
 
     if wanted.get('state', 'present') == 'absent' or stack['install_source'] == 'distro':
@@ -162,6 +163,11 @@ def plan(node, wanted, stack):
     lists_missing = [item['uri'] for item in lists if not item.get('exists')]
     if not result['changes'] and lists_missing:
         result.change('refresh the apt lists of the ROCm sources', 'apt has no list for %s' % ', '.join(lists_missing))
+    # A host whose apt never refreshed its lists gets them all refreshed once (python3-apt comes from them).
+    apt = node.get('apt') or {}
+    result['refresh_scope'] = 'all' if apt.get('lists_empty') and not python_apt.get('installed') else 'sources'
+    if result['refresh_scope'] == 'all' and not result['changes']:
+        result.change('refresh all apt lists', 'apt has none yet and python3-apt must come from them')
     result['refresh'] = bool(result['changes'])
     result['apply'] = 'present' if result['changes'] else None
     _python_apt(result, python_apt)

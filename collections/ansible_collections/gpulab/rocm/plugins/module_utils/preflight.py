@@ -87,10 +87,20 @@ def plan(node, wanted, stack):
 
     python_apt = policy.get('python3-apt')
     if python_apt is not None and not python_apt.get('installed') and not python_apt.get('candidate'):
-        problems.append('python3-apt is not installed and the host\'s apt sources offer no candidate for it '
-                        '(apt-cache policy python3-apt: Candidate: (none)); Ansible\'s apt module needs it. Install '
-                        'it, or make the distribution\'s archive (or a mirror of it) reachable and run apt-get update, '
-                        'then run again')
+        archive = apt.get('archive') or {}
+        if apt.get('lists_empty') and archive.get('reachable'):
+            warnings.append('apt has no package lists yet (apt-get update never ran): rocm_repo refreshes them all '
+                            'once, then installs python3-apt')
+        elif apt.get('lists_empty'):
+            problems.append('python3-apt is not installed, apt has no package lists yet, and the host\'s package '
+                            'sources cannot be reached (%s); Ansible\'s apt module needs python3-apt. Make the '
+                            'distribution\'s archive (or a mirror of it) reachable, or install python3-apt by hand, '
+                            'then run again' % (archive.get('error') or 'apt-get update failed'))
+        else:
+            problems.append('python3-apt is not installed and the host\'s apt sources offer no candidate for it '
+                            '(apt-cache policy python3-apt: Candidate: (none)); Ansible\'s apt module needs it. Install '
+                            'it, or make the distribution\'s archive (or a mirror of it) reachable and run apt-get '
+                            'update, then run again')
     if apt.get('policy_error'):
         warnings.append('apt-cache reported a problem with the apt sources: %s' % apt['policy_error'].splitlines()[-1])
 

@@ -59,6 +59,13 @@ options:
     type: str
     choices: [auto, always, never]
     default: auto
+  refresh_scope:
+    description:
+      - V(sources) refreshes the lists of the sources in O(files) only; V(all) refreshes every source of the host
+        (a host whose apt never refreshed its lists).
+    type: str
+    choices: [sources, all]
+    default: sources
   validate_certs:
     description: Verify TLS certificates when downloading the key.
     type: bool
@@ -237,15 +244,16 @@ class Journal(object):
         remove(self.path)
 
 
-def refresh(module, source_files):
-    """apt-get update of the given sources files only; (ok, output)."""
+def refresh(module, source_files, scope='sources'):
+    """apt-get update of the given sources files only (scope 'all': of every source); (ok, output)."""
     workdir = tempfile.mkdtemp(prefix='gpulab-apt-')
     try:
         for index, path in enumerate(source_files):
             shutil.copy(path, os.path.join(workdir, '%02d-%s' % (index, os.path.basename(path))))
-        argv = ['apt-get', 'update', '--quiet', '-o', 'Dir::Etc::SourceList=/dev/null',
-                '-o', 'Dir::Etc::SourceParts=%s' % workdir, '-o', 'APT::Get::List-Cleanup=0',
-                '-o', 'DPkg::Lock::Timeout=%d' % module.params['lock_timeout']]
+        argv = ['apt-get', 'update', '--quiet', '-o', 'DPkg::Lock::Timeout=%d' % module.params['lock_timeout']]
+        if scope != 'all':
+            argv += ['-o', 'Dir::Etc::SourceList=/dev/null', '-o', 'Dir::Etc::SourceParts=%s' % workdir,
+                     '-o', 'APT::Get::List-Cleanup=0']
         output = ''
         for attempt in range(max(1, module.params['update_retries'])):
             if attempt:
@@ -290,6 +298,7 @@ def main():
             files=dict(type='dict', default={}),
             remove=dict(type='list', elements='path', default=[]),
             refresh=dict(type='str', choices=['auto', 'always', 'never'], default='auto'),
+            refresh_scope=dict(type='str', choices=['sources', 'all'], default='sources'),
             validate_certs=dict(type='bool', default=True),
             timeout=dict(type='int', default=30),
             key_max_bytes=dict(type='int', default=1048576),
@@ -357,7 +366,7 @@ def main():
             write(module, path, desired[path])
 
     if wants_refresh:
-        ok, output = refresh(module, sources_of(files))
+        ok, output = refresh(module, sources_of(files), params['refresh_scope'])
         if not ok:
             for path, (content, mode) in previous.items():
                 if content is None:

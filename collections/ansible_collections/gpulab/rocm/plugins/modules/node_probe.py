@@ -117,6 +117,8 @@ ansible_facts:
 import grp
 import os
 import pwd
+import shutil
+import tempfile
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
@@ -201,7 +203,36 @@ class Probe(object):
             if rc != 0:
                 apt['policy_error'] = (stderr or stdout).strip()[-2000:]
         apt['policy'] = policy
+        apt['lists_empty'] = not ns.has_package_lists('/')
+        missing = policy.get('python3-apt') or {}
+        if not missing.get('installed') and not missing.get('candidate') and apt['lists_empty']:
+            apt['archive'] = self.archive_reachable()
         self.node['apt'] = apt
+
+    def archive_reachable(self):
+        """Whether apt reaches the host's own package sources: their Release files fetched into a folder of the
+        probe's (the host's lists stay as they are), with apt's own proxy and TLS settings. Only on a host whose
+        lists are empty, to tell whether the first refresh will bring python3-apt."""
+        workdir = tempfile.mkdtemp(prefix='gpulab-probe-apt-')
+        try:
+            os.chmod(workdir, 0o755)
+            parts = os.path.join(workdir, 'sources.list.d')
+            os.mkdir(parts)
+            for entry in sorted(os.listdir('/etc/apt/sources.list.d')):
+                path = os.path.join('/etc/apt/sources.list.d', entry)
+                if entry.endswith(('.list', '.sources')) and path not in (ns.SOURCES_FILE, ns.AMDGPU_SOURCES_FILE):
+                    shutil.copy(path, parts)
+            argv = ['apt-get', 'update', '--quiet', '-o', 'Dir::State::Lists=%s' % workdir,
+                    '-o', 'Dir::Etc::SourceParts=%s' % parts, '-o', 'APT::Get::List-Cleanup=0']
+            for target in ('Packages', 'Translations', 'DEP-11', 'DEP-11-icons', 'DEP-11-icons-small',
+                           'DEP-11-icons-hidpi', 'CNF', 'Contents-deb'):
+                argv += ['-o', 'Acquire::IndexTargets::deb::%s::DefaultEnabled=false' % target]
+            rc, stdout, stderr = self.run(argv)
+            output = (stdout + '\n' + stderr).strip()
+            errors = [line.strip() for line in output.splitlines() if line.strip().startswith(('E:', 'W:', 'Err:'))]
+            return {'reachable': rc == 0 and not errors, 'error': errors[0] if errors else None}
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
 
     def candidates(self):
         names = [name for name in self.params['candidates'] if name and not name.startswith('-')]

@@ -1,0 +1,147 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: system_files
+short_description: Write or remove root-owned configuration files, all in one module run
+version_added: 0.2.0
+description:
+  - Writes each file of O(files) whose content, owner or mode differs, and removes each path of O(remove), in one
+    module run (M(ansible.builtin.copy) transfers a file per item). The contents come from the task, typically
+    built by M(gpulab.rocm.plan).
+  - Every write is atomic (a temporary file in the same folder, renamed over the target), so a link at the target
+    is replaced, never followed. A folder that is not owned by root, or that others can write to, is refused before
+    anything is written.
+author:
+  - gpulab.rocm contributors (@gpulab)
+options:
+  files:
+    description: Path to content of the files to write.
+    type: dict
+    default: {}
+  remove:
+    description: Paths to remove.
+    type: list
+    elements: path
+    default: []
+  mode:
+    description: Mode of the files written.
+    type: str
+    default: '0644'
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+seealso:
+  - module: ansible.builtin.copy
+'''
+
+EXAMPLES = r'''
+- name: Write the profile and linker files
+  gpulab.rocm.system_files:
+    files:
+      /etc/profile.d/rocm.sh: |
+        export ROCM_PATH=/opt/rocm
+      /etc/ld.so.conf.d/rocm.conf: |
+        /opt/rocm/lib
+'''
+
+RETURN = r'''
+changed_files:
+  description: The paths written or removed.
+  returned: always
+  type: list
+  elements: str
+'''
+
+import os
+import stat
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def current(path):
+    """(content bytes or None, mode, uid, gid, is_file)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None, None, None, None, False
+    if not stat.S_ISREG(info.st_mode):
+        return None, stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid, False
+    fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0))
+    with os.fdopen(fd, 'rb') as handle:
+        data = handle.read()
+    return data, stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid, True
+
+
+def check_folder(module, path):
+    folder = os.path.dirname(path)
+    try:
+        info = os.stat(folder)
+    except OSError as exc:
+        module.fail_json(msg='Cannot write %s: its folder %s is not there (%s). Nothing was changed.'
+                             % (path, folder, exc))
+    if info.st_uid != 0 or info.st_mode & 0o022:
+        module.fail_json(msg='Refusing to write %s: its folder %s is owned by uid %d with mode %04o; a system file '
+                             'goes in a folder only root can write to. Nothing was changed.'
+                             % (path, folder, info.st_uid, stat.S_IMODE(info.st_mode)))
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            files=dict(type='dict', default={}),
+            remove=dict(type='list', elements='path', default=[]),
+            mode=dict(type='str', default='0644'),
+        ),
+        supports_check_mode=True,
+    )
+    mode = int(module.params['mode'], 8)
+    wanted = dict((path, content.encode('utf-8')) for path, content in module.params['files'].items())
+    for path in list(wanted) + module.params['remove']:
+        if not os.path.isabs(path) or '/../' in path + '/':
+            module.fail_json(msg='%s is not an absolute path. Nothing was changed.' % path)
+    writes, diffs = [], []
+    for path in sorted(wanted):
+        check_folder(module, path)
+        data, current_mode, uid, gid, is_file = current(path)
+        if not (is_file and data == wanted[path] and current_mode == mode and uid == 0 and gid == 0):
+            writes.append(path)
+            diffs.append(dict(before_header=path, after_header=path,
+                              before=(data or b'').decode('utf-8', 'replace') if is_file else '',
+                              after=wanted[path].decode('utf-8', 'replace')))
+    removals = [path for path in module.params['remove'] if os.path.lexists(path)]
+    for path in removals:
+        data = current(path)[0]
+        diffs.append(dict(before_header=path, after_header='(removed)',
+                          before=(data or b'').decode('utf-8', 'replace'), after=''))
+    changed = writes + removals
+    if not module.check_mode:
+        for path in writes:
+            handle, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix='.%s.' % os.path.basename(path))
+            try:
+                with os.fdopen(handle, 'wb') as out:
+                    out.write(wanted[path])
+                os.chown(tmp, 0, 0)
+                os.chmod(tmp, mode)
+                os.rename(tmp, path)
+            except (IOError, OSError) as exc:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                module.fail_json(msg='Cannot write %s: %s' % (path, exc), changed_files=writes[:writes.index(path)])
+        for path in removals:
+            os.unlink(path)
+    module.exit_json(changed=bool(changed), changed_files=changed, diff=diffs)
+
+
+if __name__ == '__main__':
+    main()
