@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.gpulab.rocm.plugins.module_utils import stack
+
 ROOT = Path(__file__).resolve().parents[2]
 AWX = ROOT / "playbooks" / "awx"
 TEMPLATES = yaml.safe_load((AWX / "job_templates.yml").read_text())["gpulab_awx_job_templates"]
@@ -129,8 +131,14 @@ def role_options():
 
 
 def playbook_roles(playbook):
+    """The roles a playbook runs, through the playbooks it imports (upgrade.yml imports provision.yml)."""
     plays = yaml.safe_load((ROOT / playbook).read_text())
-    return {role["role"] if isinstance(role, dict) else role for play in plays for role in play.get("roles", [])}
+    roles = set()
+    for play in plays:
+        if "ansible.builtin.import_playbook" in play:
+            roles |= playbook_roles(str(Path(playbook).parent / play["ansible.builtin.import_playbook"]))
+        roles |= {role["role"] if isinstance(role, dict) else role for role in play.get("roles", [])}
+    return roles
 
 
 def test_job_templates_point_at_playbooks_and_surveys():
@@ -150,9 +158,11 @@ def test_survey_variables_are_what_the_playbook_reads(template):
     text = (ROOT / template["playbook"]).read_text()
     for question in load(AWX / "surveys" / template["survey"])["spec"]:
         variable = question["variable"]
-        if variable == "rocm_version":
-            # The stack-wide release: every role of the job defaults its own *_version to it.
-            assert any(role in roles for role in ("rocm_repo", "rocm_report", "rocm_validate")), template
+        if variable in stack.DEFAULTS:
+            # A stack-wide input: gpulab.rocm.plan reads it for every role of the job (rocm_validate reads the release).
+            assert any(role in roles for role in ("rocm_preflight", "rocm_report", "rocm_validate")), template
+            wanted = {"integer": int, "text": str}[question["type"]]
+            assert isinstance(stack.DEFAULTS[variable], wanted), (variable, question["type"])
             continue
         role = next((r for r in roles if variable.startswith(r + "_")), None)
         if role is None:

@@ -1,6 +1,6 @@
 """Every variable the inventories set is one the project reads: a role option (meta/argument_specs.yml), a
-stack-wide variable that role defaults or playbooks read (`rocm_version | default(...)`), a connection variable, or
-the test fixture's profile. A misspelt variable in group_vars is otherwise silently ignored."""
+stack-wide input (module_utils/stack.py), a variable playbooks read with a default (`gpulab_serial | default(0)`), a
+connection variable, or the test fixture's profile. A misspelt variable in group_vars is otherwise silently ignored."""
 
 import json
 import re
@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.gpulab.rocm.plugins.module_utils import stack
+
 ROOT = Path(__file__).resolve().parents[2]
 INVENTORIES = ["inventories/lab/hosts.yml", "inventories/local/hosts.yml", "tests/runner/inventory"]
 # Set by tests/harness and molecule/shared/prepare.yml for the fake GPU tools, not by the product.
@@ -18,7 +20,7 @@ FIXTURE_VARS = {"gpulab_fixture_profile"}
 
 
 def known_variables():
-    names = set(FIXTURE_VARS)
+    names = set(FIXTURE_VARS) | set(stack.DEFAULTS)
     for spec in ROOT.glob("roles/*/meta/argument_specs.yml"):
         names.update(yaml.safe_load(spec.read_text())["argument_specs"]["main"].get("options", {}))
     # Variables read with a default by role defaults and playbooks: rocm_version, gpulab_hosts, ...

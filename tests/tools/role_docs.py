@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Render each role's variables from meta/argument_specs.yml into README.md (between markers), so the README
-cannot drift from the specs. `--check` exits 1 when the README is stale (run by the tests)."""
+"""Render the stack-wide inputs (module_utils/stack.py) and each role's variables (meta/argument_specs.yml) into
+README.md (between markers), so the README cannot drift from them. `--check` exits 1 when the README is stale (run
+by the tests)."""
 
 import argparse
 import sys
@@ -9,6 +10,9 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "collections"))
+from ansible_collections.gpulab.rocm.plugins.module_utils import stack  # noqa: E402  (the collection in this tree)
+
 BEGIN, END = "<!-- BEGIN role variables (tests/tools/role_docs.py) -->", "<!-- END role variables -->"
 
 
@@ -17,7 +21,12 @@ def cell(value):
 
 
 def render():
-    out = []
+    out = ["### Stack-wide inputs", "",
+           "Read by every role (through `gpulab.rocm.plan`); declared once, in the collection's "
+           "`plugins/module_utils/stack.py`.", "", "| Variable | Default | Description |", "|---|---|---|"]
+    for name, default, description in stack.INPUTS:
+        out.append(f"| `{name}` | `{default!r}` | {cell(description)} |")
+    out.append("")
     for spec_file in sorted(ROOT.glob("roles/*/meta/argument_specs.yml")):
         role = spec_file.parents[1].name
         main = yaml.safe_load(spec_file.read_text())["argument_specs"]["main"]

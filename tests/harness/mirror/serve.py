@@ -7,7 +7,8 @@ Binds a free port (or --port), writes it to --port-file once listening, logs one
 stderr. Faults: the file --faults (default DIR/../faults) is read on every request; each line
 "CODE PREFIX" (e.g. "503 /rocm/apt/6.2.4/" or "404 /rocm/apt/6.2.4/pool/main/r/rocblas/") answers CODE to
 every path that starts with PREFIX. Blank lines and "#" comments are ignored; the first matching line wins.
-Paths with a component starting with "." (the build stamp) are never served.
+Paths with a component starting with "." (the build stamp) are never served. The same tree is also served under
+ALIAS (/lab_mirror~1), a prefix with characters apt quotes in its list-file names, for tests of that naming.
 """
 
 import argparse
@@ -43,6 +44,9 @@ def read_faults(path):
     return faults
 
 
+ALIAS = "/lab_mirror~1"
+
+
 class MirrorHandler(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: apt fetches many files per connection
     server_version = "gpulab-fixture-mirror"  # mirror.sh recognises its server by this Server header
@@ -63,6 +67,11 @@ class MirrorHandler(http.server.SimpleHTTPRequestHandler):
             self.send_error(404)
             return True
         return False
+
+    def translate_path(self, path):
+        if path.startswith(ALIAS + "/"):
+            path = path[len(ALIAS):]
+        return super().translate_path(path)
 
     def do_GET(self):
         if not self.refused():

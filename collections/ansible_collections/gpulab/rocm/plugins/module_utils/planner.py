@@ -62,8 +62,8 @@ def plan(phase, node, wanted, stack, host=None):
     if phase == 'verify':
         return plan_verify.plan(node, wanted, stack, host.get('name'))
     if phase == 'report':
-        expected = wanted.get('expected_gpu_count', stack['expected_gpu_count'])
-        version = wanted.get('expected_rocm_version', stack['version'])
+        expected = stack['expected_gpu_count']
+        version = wanted.get('expected_rocm_version') or stack['version']
         return {'phase': 'report', 'changes': [], 'notices': [],
                 'record': fleet_report.host_record(node, host.get('name'), expected, version)}
     raise PlanError('unknown phase %r; one of %s' % (phase, ', '.join(PHASES)))

@@ -16,9 +16,11 @@ import pytest
 import yaml
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpulab.rocm.plugins.filter import validation
-from ansible_collections.gpulab.rocm.plugins.filter.validation import (FilterModule, validation_failures,
-                                                                       validation_thresholds)
+from ansible_collections.gpulab.rocm.plugins.filter import validation_failures as failures_filter
+from ansible_collections.gpulab.rocm.plugins.filter import validation_thresholds as thresholds_filter
+from ansible_collections.gpulab.rocm.plugins.filter.validation_failures import validation_failures
+from ansible_collections.gpulab.rocm.plugins.filter.validation_thresholds import validation_thresholds
+from ansible_collections.gpulab.rocm.plugins.module_utils import validation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, 'fixtures')
@@ -47,7 +49,8 @@ def fixture_h200():
 
 
 def test_filters_are_registered():
-    assert set(FilterModule().filters()) == {'validation_failures', 'validation_thresholds'}
+    assert set(failures_filter.FilterModule().filters()) == {'validation_failures'}
+    assert set(thresholds_filter.FilterModule().filters()) == {'validation_thresholds'}
 
 
 def test_real_h200_report_passes_the_shipped_thresholds(h200, thresholds):

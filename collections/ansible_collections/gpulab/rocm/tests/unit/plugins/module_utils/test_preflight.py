@@ -1,13 +1,15 @@
-"""The preflight verdict: every problem listed, warnings by policy, the driver decision."""
+"""The preflight verdict over real probes (fixtures/probe/SOURCES.md): every problem listed, warnings by policy,
+the driver decision, python3-apt, the disk."""
 
-import base64
+import copy
+import json
+import os
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import driver, preflight
+from ansible_collections.gpulab.rocm.plugins.module_utils import plan_driver, preflight, stack
 
-DF = ("Filesystem      1-blocks        Used   Available Capacity Mounted on\n"
-      "/dev/vda    270465425408 23622320128 85899345920      22% /\n")
+PROBES = os.path.join(os.path.dirname(__file__), "fixtures", "probe")
 NAVI22 = {"bdf": "0000:07:00.0", "name": "AMD Radeon RX 6700 XT", "device_id": "0x73df", "gfx_target": "gfx1031",
           "link": {"current_speed_gts": 16.0, "current_width": 16, "max_speed_gts": 16.0, "max_width": 16,
                    "degraded": False}}
@@ -16,101 +18,138 @@ MI250X_X8 = {"bdf": "0000:d1:00.0", "name": "AMD Instinct MI250X / MI250", "devi
                       "degraded": True}}
 VEGA10 = {"bdf": "0000:03:00.0", "name": "AMD Radeon RX Vega 56/64", "device_id": "0x687f", "gfx_target": "gfx900",
           "link": {}}
+WANTED = {"gpus_required": True, "unsupported_gpu": "fail", "degraded_link": "warn", "min_free_gb": 20}
 
 
-def inputs(**over):
-    base = {"rocm_version": "6.2.4", "install_source": "amd", "distribution": "Debian", "distribution_version": "12",
-            "suite_override": "", "gpu_pci": {"amd": [NAVI22], "in_container": False, "nvidia_present": False},
-            "gpus_required": True, "unsupported_gpu": "fail", "degraded_link": "warn", "df_output": DF,
-            "min_free_bytes": 20 * 2 ** 30, "disk_path": "/opt", "secure_boot_efivar": None, "driver_enabled": True,
-            "driver_in_container": False, "missing_users": [], "headers_package": "linux-headers-6.1.0-28-amd64",
-            "headers_available": True}
-    base.update(over)
-    return base
+def probe(name):
+    with open(os.path.join(PROBES, name)) as handle:
+        return json.load(handle)
+
+
+def converged(**gpu_pci):
+    """The converged Debian 12 container's probe, with the PCI bus of a GPU node instead of the container's."""
+    node = probe("bookworm-converged-rocm6.2.4-fixture-tools-mi250x.json")
+    node["gpu_pci"] = dict({"amd": [NAVI22], "in_container": False, "nvidia_present": False}, **gpu_pci)
+    return node
+
+
+def verdict(node, stack_values=None, **wanted):
+    return preflight.plan(node, dict(WANTED, **wanted), stack.resolve(dict({"rocm_gpu_users": ["alice", "bob"]},
+                                                                           **(stack_values or {}))))
 
 
 def test_a_good_host_has_no_problem_and_wants_the_driver():
-    verdict = preflight.evaluate(inputs())
-    assert verdict["problems"] == []
-    assert verdict["driver_wanted"] is True
-    # The override is worth a warning (it is not official support), not a problem.
-    assert verdict["gpus"][0]["status"] == "override"
-    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in verdict["warnings"][0]
+    result = verdict(converged())
+    assert result["problems"] == []
+    assert result["driver_wanted"] is True
+    # The override is worth a notice (it is not official support), not a problem.
+    assert result["gpus"][0]["status"] == "override"
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in result["notices"][0]
 
 
 def test_every_problem_in_one_verdict():
-    verdict = preflight.evaluate(inputs(
-        rocm_version="5.7.1", distribution_version="13", gpu_pci={"amd": [VEGA10, MI250X_X8]},
-        degraded_link="fail", df_output=DF.replace("85899345920", "1073741824"), missing_users=["bob"]))
-    text = "\n".join(verdict["problems"])
+    node = converged(amd=[VEGA10, MI250X_X8])
+    node["os"]["version"] = "13"
+    node["disk"]["free_bytes"] = 2 ** 30
+    result = verdict(node, {"rocm_version": "5.7.1", "rocm_gpu_users": ["alice", "carol"]}, degraded_link="fail")
+    text = "\n".join(result["problems"])
     assert "ROCm 5.7.1 publishes no noble suite" in text
     assert "0000:d1:00.0" in text and "16.0 GT/s x8 (max 16.0 GT/s x16)" in text
     assert "1.0 GiB free" in text
-    assert "users that do not exist: bob" in text
-    assert len(verdict["problems"]) == 4
+    assert "users that do not exist: carol" in text
+    assert len(result["problems"]) == 4
 
 
 def test_unsupported_gpu_by_policy():
-    fail = preflight.evaluate(inputs(gpu_pci={"amd": [VEGA10]}))
+    fail = verdict(converged(amd=[VEGA10]))
     assert "Vega 10 is unsupported from ROCm 6.0" in fail["problems"][0]
-    warn = preflight.evaluate(inputs(gpu_pci={"amd": [VEGA10]}, unsupported_gpu="warn"))
-    assert warn["problems"] == [] and "not supported by ROCm 6.2.4" in warn["warnings"][0]
+    warn = verdict(converged(amd=[VEGA10]), unsupported_gpu="warn")
+    assert warn["problems"] == [] and "not supported by ROCm 6.2.4" in warn["notices"][0]
 
 
-@pytest.mark.parametrize("policy, problems, warnings", [("fail", 1, 0), ("warn", 0, 1), ("ignore", 0, 0)])
-def test_degraded_link_policy(policy, problems, warnings):
-    verdict = preflight.evaluate(inputs(gpu_pci={"amd": [MI250X_X8]}, degraded_link=policy))
-    assert (len(verdict["problems"]), len(verdict["warnings"])) == (problems, warnings)
+@pytest.mark.parametrize("policy, problems, notices", [("fail", 1, 0), ("warn", 0, 1), ("ignore", 0, 0)])
+def test_degraded_link_policy(policy, problems, notices):
+    result = verdict(converged(amd=[MI250X_X8]), degraded_link=policy)
+    assert (len(result["problems"]), len(result["notices"])) == (problems, notices)
 
 
 def test_no_gpu_is_a_problem_only_when_required():
-    assert "no AMD GPU" in preflight.evaluate(inputs(gpu_pci={"amd": []}))["problems"][0]
-    assert preflight.evaluate(inputs(gpu_pci={"amd": []}, gpus_required=False))["problems"] == []
-
-
-def test_bad_version_and_bad_policy_are_problems():
-    verdict = preflight.evaluate(inputs(rocm_version="6.x", degraded_link="maybe"))
-    assert any("6.2.4" in p for p in verdict["problems"]) and any("degraded_link" in p for p in verdict["problems"])
+    assert "no AMD GPU" in verdict(converged(amd=[]))["problems"][0]
+    assert verdict(converged(amd=[]), gpus_required=False)["problems"] == []
 
 
 def test_distro_source_skips_the_suite_check():
-    assert preflight.evaluate(inputs(install_source="distro", distribution="Fedora", distribution_version="40"))[
-        "problems"] == []
+    node = converged()
+    node["os"].update(distribution="Ubuntu", version="26.04")
+    assert any("no ROCm apt suite" in p for p in verdict(node)["problems"])
+    assert verdict(node, {"rocm_install_source": "distro"})["problems"] == []
+    # The stack-wide suite override is what rocm_repo writes, so preflight checks the same.
+    assert verdict(node, {"rocm_apt_suite": "noble"})["problems"] == []
 
 
-def test_containers_want_no_driver_unless_asked():
-    pci = {"amd": [NAVI22], "in_container": True}
-    assert preflight.evaluate(inputs(gpu_pci=pci))["driver_wanted"] is False
-    assert preflight.evaluate(inputs(gpu_pci=pci, driver_in_container=True))["driver_wanted"] is True
+def test_the_driver_is_decided_in_one_place():
+    assert verdict(converged(in_container=True))["driver_wanted"] is False
+    assert verdict(converged(in_container=True), {"rocm_kernel_driver": "always"})["driver_wanted"] is True
+    assert verdict(converged(), {"rocm_kernel_driver": "never"})["driver_wanted"] is False
 
 
 def test_secure_boot_with_dkms_warns():
-    on = base64.b64encode(b"\x06\x00\x00\x00\x01").decode()
-    off = base64.b64encode(b"\x06\x00\x00\x00\x00").decode()
-    assert any("Secure Boot" in w for w in preflight.evaluate(inputs(secure_boot_efivar=on))["warnings"])
-    assert not any("Secure Boot" in w for w in preflight.evaluate(inputs(secure_boot_efivar=off))["warnings"])
-    assert not any("Secure Boot" in w for w in preflight.evaluate(inputs(secure_boot_efivar=on, driver_enabled=False))[
-        "warnings"])
+    node = converged()
+    node["firmware"]["secure_boot"] = True
+    assert any("Secure Boot" in n for n in verdict(node)["notices"])
+    assert not any("Secure Boot" in n for n in verdict(node, {"rocm_kernel_driver": "never"})["notices"])
 
 
 def test_missing_headers_warn():
-    verdict = preflight.evaluate(inputs(headers_available=False))
-    assert any("linux-headers-6.1.0-28-amd64 is not in the apt sources" in w for w in verdict["warnings"])
+    node = converged()
+    node["apt"]["headers_package"] = "linux-headers-6.1.0-28-amd64"
+    node["apt"]["policy"]["linux-headers-6.1.0-28-amd64"] = {"installed": None, "candidate": None}
+    assert any("linux-headers-6.1.0-28-amd64 is not in the apt sources" in n for n in verdict(node)["notices"])
 
 
-@pytest.mark.parametrize("df, free", [(DF, 85899345920), ("", None), ("garbage", None)])
-def test_free_bytes(df, free):
-    assert preflight.free_bytes(df) == free
+def test_disk_that_cannot_be_read_is_a_problem():
+    # Issue 10, bug 4: when df failed, the old check passed silently.
+    node = converged()
+    node["disk"] = {"path": "/opt", "checked": "/opt", "free_bytes": None,
+                    "error": "cannot read the free space of /opt: [Errno 5] Input/output error"}
+    problems = verdict(node)["problems"]
+    assert len(problems) == 1 and "free space on the filesystem of /opt is unknown" in problems[0]
 
 
-@pytest.mark.parametrize("changed, allows, conn, host_id, ctl_id, container, reboot, pending", [
-    (False, True, "ssh", "a", "b", False, False, False),   # nothing changed: nothing to do
-    (True, True, "ssh", "a", "b", False, True, False),     # changed, allowed: reboot
-    (True, False, "ssh", "a", "b", False, False, True),    # policy says no
-    (True, True, "local", "a", "b", False, False, True),   # local connection
-    (True, True, "ssh", "a\n", "a", False, False, True),   # the control node itself, reached over ssh
-    (True, True, "ssh", "", "", True, False, True),        # a container
+def test_python3_apt_on_a_fresh_host_with_a_reachable_archive():
+    node = probe("trixie-fresh-no-apt-lists.json")
+    result = verdict(node, gpus_required=False)
+    assert result["problems"] == []
+    assert any("apt has no package lists yet" in n for n in result["notices"])
+
+
+def test_python3_apt_missing_and_not_installable_stops_preflight():
+    # Issue 10, bug 5: no lists and no route to the archive (the lent Ubuntu 24.04 machine): stop before any change.
+    node = probe("trixie-fresh-no-apt-lists.json")
+    node["apt"]["archive"] = {"reachable": False, "error": "W: Failed to fetch http://archive.example/ubuntu/dists/"
+                                                          "noble/InRelease  Temporary failure resolving"}
+    problems = verdict(node, gpus_required=False)["problems"]
+    assert len(problems) == 1 and problems[0].startswith("python3-apt is not installed")
+    assert "Temporary failure resolving" in problems[0]
+    # Lists present, yet no candidate: the same stop, with the fix.
+    node["apt"]["lists_empty"] = False
+    assert "offer no candidate" in verdict(node, gpus_required=False)["problems"][0]
+
+
+def test_unknown_users_are_problems():
+    node = copy.deepcopy(converged())
+    node["users"]["bob"] = {"exists": False}
+    assert verdict(node)["problems"] == ["users that do not exist: bob (rocm_gpu_users); create them first"]
+
+
+@pytest.mark.parametrize("allows, conn, host_id, ctl_id, container, allowed", [
+    (True, "ssh", "a", "b", False, True),       # allowed: reboot
+    (False, "ssh", "a", "b", False, False),     # policy says no
+    (True, "local", "a", "b", False, False),    # local connection
+    (True, "ssh", "a\n", "a", False, False),    # the control node itself, reached over ssh
+    (True, "ssh", "", "", True, False),         # a container
 ])
-def test_reboot_plan(changed, allows, conn, host_id, ctl_id, container, reboot, pending):
-    plan = driver.reboot_plan(changed, allows, conn, host_id, ctl_id, container)
-    assert (plan["reboot"], plan["pending"]) == (reboot, pending)
+def test_reboot_plan(allows, conn, host_id, ctl_id, container, allowed):
+    plan = plan_driver.reboot_plan(allows, conn, host_id, ctl_id, container)
+    assert plan["allowed"] is allowed
+    assert ("reboot it yourself" in plan["reason"]) is not allowed

@@ -1,0 +1,262 @@
+"""The planner of every phase over real probes (fixtures/probe/SOURCES.md): a converged host plans nothing, a fresh
+one plans each change with its reason, and the bugs of issue 10 stay fixed."""
+
+import copy
+import json
+import os
+
+import pytest
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import (
+    node_state as ns, plan_access, plan_driver, plan_env, plan_repo, plan_sdk, plan_verify, planner, stack,
+)
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError, sha1
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+CONVERGED = "bookworm-converged-rocm6.2.4-fixture-tools-mi250x.json"
+FRESH = "trixie-fresh-no-apt-lists.json"
+
+
+def probe(name):
+    with open(os.path.join(FIXTURES, "probe", name)) as handle:
+        return json.load(handle)
+
+
+def inputs(**values):
+    return stack.resolve(dict({"rocm_gpu_users": ["alice", "bob"]}, **values))
+
+
+def mirror_of(node):
+    """The fixture mirror's base URL and key fingerprint the converged host was provisioned with."""
+    line = ns.source_lines(node["files"][ns.SOURCES_FILE]["content"])[0]
+    fingerprint = node["keyrings"][ns.KEYRING]["fingerprints"][0]
+    return line["uri"].split("/rocm/apt/")[0], fingerprint
+
+
+def repo_wanted(node, **over):
+    base, fingerprint = mirror_of(probe(CONVERGED))
+    wanted = {"state": "present", "base_url": base, "key_url": base + "/rocm/rocm.gpg.key",
+              "key_fingerprints": [fingerprint], "keyring": ns.KEYRING, "amdgpu_version": "",
+              "architecture": "amd64", "pin_origin": "repo.radeon.com", "pin_priority": 600}
+    wanted.update(over)
+    return wanted
+
+
+SDK = {"state": "present", "packages": ["rocm-hip-sdk", "rocblas", "miopen-hip"], "dev_packages_enabled": False,
+       "dev_packages": ["rocblas-dev", "miopen-hip-dev"], "extra_packages": [], "distro_packages": [], "hold": False,
+       "cache_valid_time": 86400, "kdb_enabled": True, "kdb_gfx_targets": []}
+ENV = {"state": "present", "rocm_path": "", "hip_platform": "amd", "hip_path_enabled": False, "gfx_targets": [],
+       "hsa_override_enabled": True, "hsa_override_gfx_version": "", "pytorch_rocm_arch_enabled": True,
+       "hcc_amdgpu_target_enabled": False, "miopen_dir": "", "cuda_policy": "both", "extra_variables": {},
+       "bashrc_enabled": True}
+ACCESS = {"state": "present", "groups": ["video", "render"], "adduser_defaults": True}
+
+
+# --- a converged host plans nothing ------------------------------------------------------------------------------
+
+def test_a_converged_host_plans_no_change_in_any_phase():
+    node = probe(CONVERGED)
+    assert plan_repo.plan(node, repo_wanted(node), inputs())["changes"] == []
+    assert plan_driver.plan(node, {"packages": ["amdgpu-dkms"], "headers_package": "auto", "reboot": True},
+                            inputs())["install"] == []
+    sdk = plan_sdk.plan(node, SDK, inputs())
+    assert (sdk["changes"], sdk["query"]) == ([], [])
+    assert plan_access.plan(node, ACCESS, inputs())["changes"] == []
+    assert plan_env.plan(node, ENV, inputs())["changes"] == []
+    verify = plan_verify.plan(node, {"expected_gfx_targets": ["gfx90a"]}, inputs(rocm_expected_gpu_count=1), "n1")
+    assert verify["problems"] == [] and verify["summary"] == "1 GPU agent(s): AMD Instinct MI250X (gfx90a)"
+
+
+# --- a fresh host plans each change, with its reason -------------------------------------------------------------
+
+def test_a_fresh_host_plans_the_repository():
+    node = probe(FRESH)
+    plan = plan_repo.plan(node, repo_wanted(node), inputs())
+    changes = [item["change"] for item in plan["changes"]]
+    assert changes == ["write /etc/apt/sources.list.d/rocm.list", "write /etc/apt/preferences.d/rocm-pin-600",
+                       "install the signing key /etc/apt/keyrings/rocm.gpg", "install python3-apt"]
+    assert plan["refresh_scope"] == "all" and plan["apply"] == "present" and plan["python3_apt"] == "install"
+    assert " noble main\n" in plan["files"][ns.SOURCES_FILE]  # Debian 13 uses AMD's noble suite
+    assert ns.AMDGPU_SOURCES_FILE not in plan["files"]  # a container: no driver
+
+
+def test_a_fresh_host_plans_packages_groups_and_environment():
+    node = probe(FRESH)
+    sdk = plan_sdk.plan(node, SDK, inputs())
+    assert sdk["query"][:3] == ["rocm-hip-sdk", "rocblas", "miopen-hip"]
+    assert "not installed: rocm-hip-sdk, rocblas, miopen-hip" in sdk["changes"][0]["reason"]
+    access = plan_access.plan(node, ACCESS, inputs())
+    assert access["create_groups"] == ["render"]
+    assert access["memberships"] == {"alice": ["video", "render"], "bob": ["video", "render"]}
+    env = plan_env.plan(node, ENV, inputs())
+    assert sorted(env["files"]) == [ns.LDCONFIG_FILE, ns.PROFILE_FILE] and env["ldconfig"] is True
+    assert sorted(env["bashrc"]) == ["alice", "bob"]
+
+
+def test_the_package_plan_with_the_candidates_apt_offers():
+    node = probe(CONVERGED)
+    installed = node["packages"]
+    candidates = dict((name, [version]) for name, (_, version) in installed.items() if ".60204-" in version)
+    node["packages"] = dict((name, info) for name, info in installed.items() if ".60204-" not in info[1])
+    node["candidates"] = candidates
+    plan = plan_sdk.plan(node, SDK, inputs())
+    install = plan["packages"]["install"]
+    assert "rocm-hip-sdk=%s" % candidates["rocm-hip-sdk"][0] in install
+    assert not [item for item in install if "kdb=" in item]  # the container shows no GPU on its PCI bus
+    assert plan["packages"]["missing"] == []
+
+
+# --- the bugs of issue 10 ----------------------------------------------------------------------------------------
+
+def test_list_file_names_are_apt_s_own():
+    # Bug 2: apt quotes "_" and "~" in its list-file names; rebuilding them without it refreshed on every run.
+    with open(os.path.join(FIXTURES, "apt", "lists-bookworm-lab-mirror-alias-escaped.txt")) as handle:
+        lines = [line.strip() for line in handle if not line.startswith("#")]
+    source = ns.source_lines(lines[0])[0]
+    assert ns.release_list_file(source["uri"], source["suite"]) == lines[1]
+    assert ns.uri_to_filename(source["uri"] + "/dists/jammy/main/binary-amd64/Packages") == lines[2]
+
+
+def test_a_mirror_url_with_quoted_characters_is_converged_once_its_lists_exist(tmp_path):
+    node = probe(CONVERGED)
+    base = mirror_of(node)[0] + "/lab_mirror~1"
+    wanted = repo_wanted(node, base_url=base, key_url=base + "/rocm/rocm.gpg.key")
+    contents = plan_repo.contents(node, wanted, inputs())
+    lists = tmp_path / "var/lib/apt/lists"
+    lists.mkdir(parents=True)
+    source = ns.source_lines(contents[ns.SOURCES_FILE])[0]
+    (lists / ns.release_list_file(source["uri"], source["suite"])).write_text("")
+    node["apt"].update(ns.apt_lists(str(tmp_path), {ns.SOURCES_FILE: contents[ns.SOURCES_FILE]}))
+    for path, content in contents.items():
+        node["files"][path].update(type="file", sha1=sha1(content), mode="0644", uid=0, gid=0)
+    assert plan_repo.plan(node, wanted, inputs())["changes"] == []
+
+
+def test_a_group_taken_out_of_the_list_leaves_adduser_conf():
+    # Bug 3: a group removed from rocm_access_groups stayed in EXTRA_GROUPS.
+    node = probe(CONVERGED)
+    text = node["files"][ns.ADDUSER_CONF]["content"]
+    assert 'EXTRA_GROUPS="video render"' in text
+    plan = plan_access.plan(node, dict(ACCESS, groups=["render"]), inputs())
+    assert 'EXTRA_GROUPS="render"\n' in plan["adduser_conf"]
+    # The admin's own groups (a line the block superseded) stay.
+    admin = text.replace("# BEGIN gpulab.rocm", '#EXTRA_GROUPS="users"  # superseded by the gpulab.rocm block below\n'
+                                                "# BEGIN gpulab.rocm")
+    assert 'EXTRA_GROUPS="users render"' in plan_access.adduser_conf(admin, ["render"])
+
+
+def test_adduser_conf_round_trip():
+    text = "# adduser.conf\nEXTRA_GROUPS=\"users\"\nADD_EXTRA_GROUPS=0\n\n"
+    present = plan_access.adduser_conf(text, ["video", "render"])
+    assert present.endswith('# BEGIN gpulab.rocm\nADD_EXTRA_GROUPS=1\nEXTRA_GROUPS="users video render"\n'
+                            '# END gpulab.rocm\n')
+    assert '#EXTRA_GROUPS="users"  # superseded by the gpulab.rocm block below' in present
+    assert plan_access.adduser_conf(present, ["video", "render"]) == present
+    # The lines come back; the blank lines that ended the file before the block do not.
+    assert plan_access.adduser_conf(present, ["video"], present=False) == text.rstrip("\n") + "\n"
+
+
+def test_phases_decide_the_driver_from_the_stack_not_from_another_role():
+    # Bug 1: rocm_repo read rocm_preflight's fact; with --tags repo it fell back to "no driver" on bare metal.
+    node = probe(CONVERGED)
+    node["gpu_pci"]["in_container"] = False
+    plan = plan_repo.plan(node, repo_wanted(node), inputs())
+    assert ns.AMDGPU_SOURCES_FILE in plan["files"]
+    driver = plan_driver.plan(node, {"packages": ["amdgpu-dkms"], "headers_package": "", "reboot": True}, inputs())
+    assert driver["wanted"] and driver["install"] == ["amdgpu-dkms=*.60204-*"]
+    never = inputs(rocm_kernel_driver="never")
+    assert ns.AMDGPU_SOURCES_FILE not in plan_repo.plan(node, repo_wanted(node), never)["files"]
+    assert plan_driver.plan(node, {"packages": ["amdgpu-dkms"]}, never)["why_not"] == "rocm_kernel_driver is never"
+
+
+# --- invalid values are refused before any change ----------------------------------------------------------------
+
+@pytest.mark.parametrize("key, value, message", [
+    ("architecture", "amd64 trusted=yes", "rocm_repo_architecture must be one word"),
+    ("base_url", "http://mirror/x] trusted=yes [", r"rocm_repo_base_url must be an http\(s\)"),
+    ("pin_origin", "repo.radeon.com\nPackage: *", "rocm_repo_pin_origin must be one word"),
+    ("key_fingerprints", ["CA8B"], "not fingerprints"),
+    ("key_fingerprints", [], "is empty"),
+])
+def test_repository_values_that_would_change_apt_are_refused(key, value, message):
+    node = probe(CONVERGED)
+    with pytest.raises(PlanError, match=message):
+        plan_repo.plan(node, repo_wanted(node, **{key: value}), inputs())
+
+
+@pytest.mark.parametrize("wanted, message", [
+    ({"extra_packages": ["-o=APT::Get::Trivial-Only"]}, "not Debian package names"),
+    ({"kdb_gfx_targets": ["gfx90a; rm"]}, "not gfx targets"),
+])
+def test_package_values_are_refused(wanted, message):
+    with pytest.raises(PlanError, match=message):
+        plan_sdk.plan(probe(CONVERGED), dict(SDK, **wanted), inputs())
+
+
+@pytest.mark.parametrize("wanted, message", [
+    ({"rocm_path": "/opt/rocm$(id)"}, "rocm_env_rocm_path must be an absolute path"),
+    ({"miopen_dir": '/scratch/"x'}, "rocm_env_miopen_dir must be an absolute path"),
+    ({"extra_variables": {"1BAD": "x"}}, "not shell variable names"),
+    ({"extra_variables": {"LD_PRELOAD": "/tmp/x.so"}}, "may not set LD_PRELOAD"),
+])
+def test_environment_values_are_refused(wanted, message):
+    with pytest.raises(PlanError, match=message):
+        plan_env.plan(probe(CONVERGED), dict(ENV, **wanted), inputs())
+
+
+def test_environment_values_are_shell_quoted():
+    plan = plan_env.plan(probe(CONVERGED), dict(ENV, extra_variables={"NOTE": "$(touch /tmp/x) 'q'"}), inputs())
+    assert "export NOTE=''\"'\"'$(touch /tmp/x) '\"'\"'q'\"'\"''\n" not in plan["files"][ns.PROFILE_FILE]
+    assert "export NOTE='$(touch /tmp/x) '\"'\"'q'\"'\"''" in plan["files"][ns.PROFILE_FILE]
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"rocm_version": "6.x"}, "rocm_version"),
+    ({"rocm_versions": "6.2.4"}, "rocm_versions must be a list"),
+    ({"rocm_versions": ["6.2.0"], "rocm_version": "6.2.4"}, "is not among rocm_versions"),
+    ({"rocm_install_source": "pip"}, "rocm_install_source must be one of"),
+    ({"rocm_gpu_users": ["alice; rm -rf /"]}, "not user names"),
+    ({"rocm_kernel_driver": "yes"}, "rocm_kernel_driver must be one of"),
+    ({"rocm_apt_suite": "jammy main"}, "rocm_apt_suite must be an apt suite name"),
+    ({"rocm_expected_gpu_count": "eight"}, "rocm_expected_gpu_count must be a number"),
+])
+def test_invalid_stack_wide_inputs(values, message):
+    with pytest.raises(stack.StackError, match=message):
+        stack.resolve(values)
+
+
+# --- the user's files ---------------------------------------------------------------------------------------------
+
+def test_a_bashrc_the_role_must_not_touch_is_left_with_a_notice():
+    node = copy.deepcopy(probe(CONVERGED))
+    node["users"]["alice"]["bashrc"].update(type="symlink", target="/etc/shadow", block=None)
+    node["users"]["bob"]["bashrc"].update(markers="broken", block=None, begin_lines=[120], end_lines=[100])
+    plan = plan_env.plan(node, ENV, inputs())
+    assert plan["bashrc"] == {}
+    assert any("is a symlink: not changed" in n for n in plan["notices"])
+    assert any("markers out of order" in n and "none of its lines are lost" in n for n in plan["notices"])
+
+
+def test_bashrc_block_markers():
+    text = "a\n# BEGIN gpulab.rocm environment\nexport X=1\n# END gpulab.rocm environment\nb\n"
+    assert ns.bashrc_block("f", text) == {"block": "export X=1", "markers": "one"}
+    assert ns.bashrc_block("f", "a\n")["markers"] == "none"
+    broken = "# END gpulab.rocm environment\nmine\n# BEGIN gpulab.rocm environment\n"
+    assert ns.bashrc_block("f", broken)["markers"] == "broken"
+
+
+# --- the probe's parsers ----------------------------------------------------------------------------------------
+
+def test_dpkg_status_abbreviations():
+    text = ("Package: a\nStatus: install ok installed\nVersion: 1\n\nPackage: b\nStatus: hold ok installed\n"
+            "Version: 2\n\nPackage: c\nStatus: deinstall ok config-files\nVersion: 3\n\n"
+            "Package: d\nStatus: install reinstreq half-configured\nVersion: 4\n\n"
+            "Package: e\nStatus: purge ok not-installed\n")
+    assert ns.parse_dpkg_status(text) == {"a": ["ii ", "1"], "b": ["hi ", "2"], "c": ["rc ", "3"], "d": ["iFR", "4"]}
+
+
+def test_probe_needs_of_a_phase():
+    node = {"sections": ["os", "packages"]}
+    assert planner.probe_needs("access", node, {}, inputs()) == {"sections": ["files", "users"]}
+    assert planner.probe_needs("env", dict(node, sections=planner.SECTIONS["env"]), {"miopen_dir": "/scratch/mio"},
+                               inputs()) == {"sections": ["paths"], "paths": ["/scratch/mio"]}
