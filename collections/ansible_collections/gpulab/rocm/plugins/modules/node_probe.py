@@ -229,7 +229,10 @@ class Probe(object):
                 argv += ['-o', 'Acquire::IndexTargets::deb::%s::DefaultEnabled=false' % target]
             rc, stdout, stderr = self.run(argv)
             output = (stdout + '\n' + stderr).strip()
-            errors = [line.strip() for line in output.splitlines() if line.strip().startswith(('E:', 'W:', 'Err:'))]
+            lines = [line.strip() for line in output.splitlines()]
+            # apt's W:/E: lines name the URL and the reason ("Failed to fetch URL  Temporary failure resolving ...").
+            errors = ([line for line in lines if line.startswith(('E:', 'W:')) and 'Failed to fetch' in line]
+                      + [line for line in lines if line.startswith(('E:', 'W:', 'Err:'))])
             return {'reachable': rc == 0 and not errors, 'error': errors[0] if errors else None}
         finally:
             shutil.rmtree(workdir, ignore_errors=True)

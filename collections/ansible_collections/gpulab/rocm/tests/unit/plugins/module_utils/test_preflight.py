@@ -124,16 +124,18 @@ def test_python3_apt_on_a_fresh_host_with_a_reachable_archive():
 
 
 def test_python3_apt_missing_and_not_installable_stops_preflight():
-    # Issue 10, bug 5: no lists and no route to the archive (the lent Ubuntu 24.04 machine): stop before any change.
-    node = probe("trixie-fresh-no-apt-lists.json")
-    node["apt"]["archive"] = {"reachable": False, "error": "W: Failed to fetch http://archive.example/ubuntu/dists/"
-                                                          "noble/InRelease  Temporary failure resolving"}
-    problems = verdict(node, gpus_required=False)["problems"]
-    assert len(problems) == 1 and problems[0].startswith("python3-apt is not installed")
-    assert "Temporary failure resolving" in problems[0]
+    # Issue 10, bug 5, on the lent Ubuntu 24.04 machine's real probe: no apt lists, no python3-apt, no route out.
+    # The old roles passed preflight there, wrote the key, then failed in the apt module.
+    node = probe("ubuntu24.04-h200-no-apt-lists-no-route.json")
+    result = verdict(node, {"rocm_gpu_users": []}, gpus_required=False, min_free_gb=1)
+    assert len(result["problems"]) == 1, result["problems"]
+    assert result["problems"][0].startswith("python3-apt is not installed, apt has no package lists yet, and the "
+                                            "host's package sources cannot be reached")
+    assert "UBUNTU-SECURITY" in result["problems"][0]
     # Lists present, yet no candidate: the same stop, with the fix.
     node["apt"]["lists_empty"] = False
-    assert "offer no candidate" in verdict(node, gpus_required=False)["problems"][0]
+    assert "offer no candidate" in verdict(node, {"rocm_gpu_users": []}, gpus_required=False,
+                                           min_free_gb=1)["problems"][0]
 
 
 def test_unknown_users_are_problems():
