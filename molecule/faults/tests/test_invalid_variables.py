@@ -26,7 +26,7 @@ CASES = [
     ("malformed side-by-side release", {"rocm_versions": ["6.2.4", "latest"]}, None,
      ["'latest' is not a release number"]),
     ("default not among the side-by-side releases", {"rocm_versions": ["6.2"]}, None,
-     ["default ROCm release 6.2.4 is not among the side-by-side releases 6.2.0"]),
+     ["rocm_version 6.2.4 is not among rocm_versions (6.2.0)"]),
     ("unknown install source", {"rocm_install_source": "conda"}, None, ["conda", "amd, distro"]),
     ("listed user that does not exist", {"rocm_gpu_users": ["alice", "nosuchuser"]}, None,
      ["users that do not exist: nosuchuser"]),

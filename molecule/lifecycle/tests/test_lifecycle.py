@@ -106,7 +106,8 @@ def test_check_mode_on_the_converged_host_changes_nothing(host):
 
 def test_rolling_upgrade_from_5_7_1_to_6_2_4(host):
     run = converge_twice("playbooks/upgrade.yml", {"rocm_version": "6.2.4"})
-    assert "PLAY [Roll a ROCm release over the cluster]" in run.output, run
+    # upgrade.yml is provision.yml with a rolling serial and max_fail_percentage.
+    assert "PLAY [Provision ROCm nodes]" in run.output, run
     assert_single_release(host, "6.2.4")
 
 

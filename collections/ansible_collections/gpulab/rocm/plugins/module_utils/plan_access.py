@@ -54,8 +54,6 @@ def adduser_conf(text, groups, present=True):
         if group not in merged:
             merged.append(group)
     body = [('#' + line + SUPERSEDED) if _ASSIGN_RE.match(line) else line for line in restored]
-    while body and not body[-1].strip():
-        body.pop()
     block = [BEGIN, 'ADD_EXTRA_GROUPS=1', 'EXTRA_GROUPS="%s"' % ' '.join(merged), END]
     return '\n'.join(body + block) + '\n'
 

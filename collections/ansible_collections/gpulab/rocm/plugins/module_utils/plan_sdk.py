@@ -93,7 +93,8 @@ def plan(node, wanted, stack, now=None):
     installed = _installed(node)
     pending = node.get('dpkg_pending') or {}
     result.update(repair=bool(pending.get('packages') or pending.get('journal')), refresh_lists=False, query=[],
-                  packages=None, alternative=None, holds={}, gfx_targets=package_spec['kdb_targets'],
+                  packages=None, alternative=None, set_alternative=None, holds={},
+                  gfx_targets=package_spec['kdb_targets'],
                   spec=package_spec)
     if result['repair']:
         result.change('finish the interrupted dpkg run', 'packages left half installed: %s'
@@ -125,6 +126,8 @@ def plan(node, wanted, stack, now=None):
 
     if package_spec['state'] == 'present' and package_spec['source'] == 'amd':
         prefix = rocm_release.release(stack['version'])['prefix']
+        # Side by side, the highest release wins /opt/rocm unless it is set: set it after every package change.
+        result['set_alternative'] = prefix if package_spec['versions'] else None
         alt = (node.get('alternatives') or {}).get('rocm') or {}
         if alt.get('value') != prefix and prefix in (alt.get('choices') or []):
             result['alternative'] = prefix

@@ -13,7 +13,6 @@ from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support, ro
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
 
 POLICIES = ('fail', 'warn', 'ignore')
-APT_OS = ('Debian', 'Ubuntu')
 
 
 def _gpu_label(dev):
@@ -44,10 +43,7 @@ def plan(node, wanted, stack):
     os_info = node.get('os') or {}
     distribution, os_version = os_info.get('distribution'), os_info.get('version')
     release = rocm_release.release(stack['version'])
-    if distribution not in APT_OS:
-        problems.append('%s %s is not Debian or Ubuntu: gpulab.rocm provisions apt-based hosts only'
-                        % (distribution or 'an unknown OS', os_version or ''))
-    elif stack['install_source'] == 'amd':
+    if stack['install_source'] == 'amd':
         for version in [stack['version']] + [v for v in stack['versions'] if v != stack['version']]:
             try:
                 rocm_release.apt_suite(distribution, os_version, version, stack.get('apt_suite') or None)

@@ -96,7 +96,7 @@ def apt_suite(distribution, version, rocm_version, override=None):
         suite = None
     if suite is None:
         raise ValueError('%s %s has no ROCm apt suite: supported are Ubuntu %s and Debian %s. Set the suite override '
-                         'variable if your mirror has one for it.'
+                         '(rocm_apt_suite) if your mirror has one for it.'
                          % (dist, ver, ', '.join(sorted(UBUNTU_SUITES)), ', '.join(sorted(DEBIAN_SUITES))))
     if suite not in info['ubuntu_suites']:
         raise ValueError('ROCm %s publishes no %s suite (%s %s); it has %s. Choose another ROCm version or OS release.'

@@ -152,8 +152,7 @@ def test_adduser_conf_round_trip():
                             '# END gpulab.rocm\n')
     assert '#EXTRA_GROUPS="users"  # superseded by the gpulab.rocm block below' in present
     assert plan_access.adduser_conf(present, ["video", "render"]) == present
-    # The lines come back; the blank lines that ended the file before the block do not.
-    assert plan_access.adduser_conf(present, ["video"], present=False) == text.rstrip("\n") + "\n"
+    assert plan_access.adduser_conf(present, ["video"], present=False) == text
 
 
 def test_phases_decide_the_driver_from_the_stack_not_from_another_role():

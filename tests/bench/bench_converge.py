@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Converge speed of site.yml against baselines measured in the same run, on fresh Debian 12 containers and the
+fixture mirror (docs/performance.md). Figures, not assertions: run it on a quiet machine.
+
+  no-op    site.yml on a converged host, against a play that only gathers facts on the same host
+  check    site.yml --check on the converged host, against the no-op run
+  cold     site.yml on a fresh host, against the same key, sources, pin, apt-get update and apt-get install of the
+           same packages as raw commands in another fresh container (the two package sets are compared)
+  scale    site.yml on N fresh hosts at once (forks from ansible.cfg), against one fresh host
+
+Usage: tests/bench/bench_converge.py [--hosts 1,4,8,16] [--repeat 3] [--json FILE]
+Needs the test command's set-up (tests/harness/host-setup.sh, tests/harness/mirror/mirror.sh start) and its venv.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+IMAGE = "gpulab/debian:bookworm"
+PREFIX = "gpulab-bench-"
+FACTS_ONLY = """- name: Gather facts only
+  hosts: rocm_nodes
+  gather_facts: true
+  tasks: []
+"""
+RAW = r"""set -e
+python3 -c "import urllib.request, sys; sys.stdout.buffer.write(urllib.request.urlopen('$KEY').read())" \
+  | gpg --dearmor > /tmp/rocm.gpg
+mkdir -p /etc/apt/keyrings && install -m 0644 /tmp/rocm.gpg /etc/apt/keyrings/rocm.gpg
+echo "deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] $URL/rocm/apt/6.2.4 jammy main" \
+  > /etc/apt/sources.list.d/rocm.list
+printf 'Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 600\n' > /etc/apt/preferences.d/rocm-pin-600
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $PACKAGES >/dev/null
+"""
+
+
+def sh(argv, **kwargs):
+    return subprocess.run(argv, check=True, capture_output=True, text=True, **kwargs)
+
+
+def mirror_env():
+    out = sh([str(ROOT / "tests/harness/mirror/mirror.sh"), "env"]).stdout
+    return dict(line.split(" ", 1)[1].split("=", 1) for line in out.splitlines() if line.startswith("export "))
+
+
+def start(names):
+    for name in names:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+        sh(["docker", "run", "-d", "--name", name, "--hostname", name, "--network", "host", IMAGE, "sleep",
+            "infinity"])
+
+
+def remove(names):
+    if names:
+        subprocess.run(["docker", "rm", "-f"] + list(names), capture_output=True)
+
+
+def inventory(folder, names):
+    """An inventory of the containers with the local lab's group_vars (the fixture mirror, users, GPU count)."""
+    (folder / "group_vars").mkdir(parents=True, exist_ok=True)
+    link = folder / "group_vars" / "rocm_nodes.yml"
+    if not link.exists():
+        link.symlink_to(ROOT / "inventories/local/group_vars/rocm_nodes.yml")
+    hosts = {"all": {"children": {"rocm_nodes": {
+        "hosts": dict((name, {"gpulab_fixture_profile": "mi250x"}) for name in names),
+        "vars": {"ansible_connection": "community.docker.docker", "ansible_python_interpreter": "/usr/bin/python3"}}}}}
+    (folder / "hosts.yml").write_text(json.dumps(hosts))
+    return str(folder / "hosts.yml")
+
+
+def playbook(inv, path, env, *args):
+    """Wall seconds of one ansible-playbook run; fails loudly when the run fails."""
+    began = time.monotonic()
+    proc = subprocess.run(["ansible-playbook", "-i", inv, str(path)] + list(args), capture_output=True, text=True,
+                          cwd=str(ROOT), env=env)
+    seconds = time.monotonic() - began
+    if proc.returncode != 0:
+        sys.exit("ansible-playbook %s %s failed:\n%s" % (path, " ".join(args), proc.stdout[-4000:] + proc.stderr))
+    recap = [line for line in proc.stdout.splitlines() if " changed=" in line]
+    return seconds, recap
+
+
+def packages(name):
+    return set(sh(["docker", "exec", name, "dpkg-query", "-W", "-f", "${Package}=${Version}\\n"]).stdout.split())
+
+
+def manual(name):
+    return sh(["docker", "exec", name, "apt-mark", "showmanual"]).stdout.split()
+
+
+def median(values):
+    return round(statistics.median(values), 2)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", default="1,4,8,16", help="host counts of the scale runs")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per no-op, check and facts-only figure")
+    parser.add_argument("--json", help="write the figures here too")
+    args = parser.parse_args()
+    mirror = mirror_env()
+    env = dict(os.environ, **mirror)
+    env.update(ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_ROLES_PATH=str(ROOT / "roles"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / "collections"))
+    work = Path(tempfile.mkdtemp(prefix="gpulab-bench-"))
+    (work / "facts-only.yml").write_text(FACTS_ONLY)
+    results = {}
+    made = []
+    try:
+        # Cold: site.yml on one fresh host, and the raw commands on another.
+        one, raw = PREFIX + "one", PREFIX + "raw"
+        start([one, raw])
+        made += [one, raw]
+        inv = inventory(work / "one", [one])
+        playbook(inv, ROOT / "molecule/shared/prepare.yml", env)
+        cold, _ = playbook(inv, ROOT / "site.yml", env)
+        ours = packages(one)
+        # The packages site.yml asked for (apt marks them manual), installed by name on the raw side.
+        wanted = sorted(set(manual(one)) - set(manual(raw)))
+        script = RAW.replace("$KEY", mirror["GPULAB_MIRROR_KEY_URL"]).replace("$URL", mirror["GPULAB_MIRROR_URL"])
+        began = time.monotonic()
+        sh(["docker", "exec", raw, "bash", "-c", script.replace("$PACKAGES", " ".join(wanted))])
+        raw_seconds = time.monotonic() - began
+        same = ours == packages(raw)
+        results["cold"] = {"site_yml_s": round(cold, 2), "raw_commands_s": round(raw_seconds, 2),
+                           "ratio": round(cold / raw_seconds, 2), "packages_installed": len(wanted),
+                           "same_package_set": same}
+        if not same:
+            results["cold"]["package_difference"] = sorted(ours ^ packages(raw))
+
+        # No-op and check mode on the converged host, and the facts-only floor.
+        noop, facts, check, recaps = [], [], [], []
+        for _ in range(args.repeat):
+            seconds, recap = playbook(inv, ROOT / "site.yml", env)
+            noop.append(seconds)
+            recaps += recap
+            facts.append(playbook(inv, work / "facts-only.yml", env)[0])
+            check.append(playbook(inv, ROOT / "site.yml", env, "--check")[0])
+        unchanged = all(" changed=0 " in line for line in recaps)
+        results["noop"] = {"site_yml_s": median(noop), "facts_only_s": median(facts),
+                           "ratio": round(median(noop) / median(facts), 2), "changed_0": unchanged}
+        results["check"] = {"site_yml_check_s": median(check), "noop_s": median(noop),
+                            "ratio": round(median(check) / median(noop), 2)}
+        remove(made)
+        made = []
+
+        # Scale: N fresh hosts at once.
+        scale = {}
+        for count in [int(n) for n in args.hosts.split(",")]:
+            names = ["%ss%d-%d" % (PREFIX, count, i) for i in range(count)]
+            start(names)
+            made += names
+            inv = inventory(work / ("scale%d" % count), names)
+            playbook(inv, ROOT / "molecule/shared/prepare.yml", env)
+            scale[count] = round(playbook(inv, ROOT / "site.yml", env)[0], 2)
+            remove(names)
+            made = []
+        base = scale.get(1) or min(scale.values())
+        results["scale"] = dict((str(count), {"site_yml_s": seconds, "ratio_to_one_host": round(seconds / base, 2)})
+                                for count, seconds in sorted(scale.items()))
+    finally:
+        remove(made)
+
+    print(json.dumps(results, indent=2))
+    print("\nno-op site.yml %.2f s / facts-only %.2f s = %.2fx (changed=0: %s)" % (
+        results["noop"]["site_yml_s"], results["noop"]["facts_only_s"], results["noop"]["ratio"],
+        results["noop"]["changed_0"]))
+    print("check %.2f s / no-op %.2f s = %.2fx" % (results["check"]["site_yml_check_s"], results["check"]["noop_s"],
+                                                   results["check"]["ratio"]))
+    print("cold site.yml %.2f s / raw commands %.2f s = %.2fx (same %d packages: %s)" % (
+        results["cold"]["site_yml_s"], results["cold"]["raw_commands_s"], results["cold"]["ratio"],
+        results["cold"]["packages_installed"], results["cold"]["same_package_set"]))
+    for count, figure in results["scale"].items():
+        print("%2s fresh hosts: %.1f s, %.2fx one host" % (count, figure["site_yml_s"], figure["ratio_to_one_host"]))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
