@@ -11,6 +11,6 @@ ansible-playbook -i localhost, tests/device/pci-facts.yml -e ansible_python_inte
 for policy in rocm_only both none; do
   echo "=== rocm_env_cuda_policy=$policy ==="
   ansible-playbook -i localhost, tests/device/env-check.yml --check --diff -e ansible_python_interpreter="$(command -v python3)" \
-    -e rocm_env_cuda_policy=$policy 2>&1 | sed -n '/Write the profile file/,/Tell the dynamic linker/p'
+    -e rocm_env_cuda_policy=$policy 2>&1 | sed -n '/Write the profile and linker files/,/Rebuild the dynamic linker/p'
 done > "$OUT/coexistence-check-diff.log"
 tail -n 40 "$OUT/coexistence-check-diff.log"

@@ -348,6 +348,11 @@ def parse_apt_policy(text):
     return result
 
 
+def parse_simulated_removals(text):
+    """`apt-get --simulate autoremove` (or purge) -> the package names apt would remove ("Remv name [version]")."""
+    return sorted(set(match.group(1) for match in re.finditer(r'^(?:Remv|Purg) (\S+)', text or '', re.M)))
+
+
 def parse_madison(text):
     """`apt-cache madison NAME...` -> {name: [version, ...]} in apt's order (newest first)."""
     versions = {}

@@ -98,7 +98,7 @@ def plan(node, wanted, stack):
     keyrings = node.get('keyrings') or {}
     managed = (ns.SOURCES_FILE, ns.AMDGPU_SOURCES_FILE, ns.PIN_FILE)
     result.update(files={}, remove=[], key='keep', refresh=False, refresh_scope='sources', python3_apt='present',
-                  apply=None)
+                  apply=None, refresh_all_lists=False)
     python_apt = ((node.get('apt') or {}).get('policy') or {}).get('python3-apt') or {}
 
     if wanted.get('state', 'present') == 'absent' or stack['install_source'] == 'distro':
@@ -114,6 +114,10 @@ def plan(node, wanted, stack):
         result['key'] = 'remove' if wanted.get('keyring') in result['remove'] else 'keep'
         result['apply'] = 'absent' if result['remove'] else None
         _python_apt(result, python_apt)
+        # No AMD sources to refresh here; a host whose apt has no lists yet needs them for python3-apt.
+        if result['python3_apt'] == 'install' and (node.get('apt') or {}).get('lists_empty'):
+            result['refresh_all_lists'] = True
+            result.change('refresh every apt list once', 'apt has none yet and python3-apt must come from them')
         return result
 
     problems = check(wanted)

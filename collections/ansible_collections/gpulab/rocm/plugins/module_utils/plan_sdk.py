@@ -12,7 +12,7 @@ import re
 import time
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support, rocm_packages, rocm_release
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, apt_ready
 
 # The distribution's own ROCm packages per OS (rocm-reference.md section 9): Debian 13's were installed for real in
 # the distro scenario, Ubuntu 24.04's follow its package index.
@@ -93,8 +93,9 @@ def plan(node, wanted, stack, now=None):
     installed = _installed(node)
     pending = node.get('dpkg_pending') or {}
     result.update(repair=bool(pending.get('packages') or pending.get('journal')), refresh_lists=False, query=[],
-                  packages=None, alternative=None, set_alternative=None, holds={},
-                  gfx_targets=package_spec['kdb_targets'],
+                  packages=None, alternative=None, set_alternative=None, holds={}, orphans_before=None,
+                  purge_orphans=[], orphan_check=False,
+                  gfx_targets=package_spec['kdb_targets'], apt_ready=apt_ready(node),
                   spec=package_spec)
     if result['repair']:
         result.change('finish the interrupted dpkg run', 'packages left half installed: %s'
@@ -106,6 +107,11 @@ def plan(node, wanted, stack, now=None):
         needed, why = _needs_change(package_spec, installed)
         if needed:
             result['query'] = rocm_packages.query_names_from(package_spec, installed)
+            distro_names = set(package_spec['distro_packages'])
+            result['orphan_check'] = package_spec['source'] != 'distro' or package_spec['state'] != 'present'
+            result['orphan_check'] = result['orphan_check'] and any(
+                name in distro_names and info['installed'] and not rocm_packages.amd_code(info['version'])
+                for name, info in installed.items())
             result.change('change the ROCm packages', why)
             if package_spec['source'] == 'distro' and package_spec['state'] == 'present':
                 newest = (node.get('apt') or {}).get('newest_release_mtime')
@@ -118,11 +124,22 @@ def plan(node, wanted, stack, now=None):
         available = dict((name, list(versions)) for name, versions in candidates.items())
         packages = rocm_packages.plan_from(package_spec, installed, available)
         result['packages'] = packages
+        # Purging the distribution's packages orphans the dependencies they brought: note what apt would already
+        # autoremove now, so that only the orphans of this run are removed afterwards (never the admin's).
+        result['orphans_before'] = node.get('autoremove') if (
+            packages['prepurge_autoremove'] or packages['purge_autoremove']) else None
         for key, text in (('prepurge', 'remove before the install'), ('install', 'install'),
                           ('purge', 'remove')):
             if packages[key]:
                 result.change('%s %s' % (text, ', '.join(packages[key])), 'the wanted ROCm release(s) %s' % (
                     ', '.join([stack['version']] + [v for v in stack['versions'] if v != stack['version']])))
+
+    before = wanted.get('orphans_before')
+    if before is not None and node.get('autoremove') is not None:
+        result['purge_orphans'] = sorted(set(node['autoremove']) - set(before))
+        if result['purge_orphans']:
+            result.change('remove %s' % ', '.join(result['purge_orphans']), "only the distribution's ROCm packages "
+                          'that were just purged needed them')
 
     if package_spec['state'] == 'present' and package_spec['source'] == 'amd':
         prefix = rocm_release.release(stack['version'])['prefix']

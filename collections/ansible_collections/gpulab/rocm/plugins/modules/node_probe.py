@@ -31,7 +31,7 @@ options:
     type: list
     elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions, candidates,
-              paths]
+              paths, autoremove]
   users:
     description: Users whose groups and C(~/.bashrc) block are read (the stack-wide C(rocm_gpu_users)).
     type: list
@@ -50,7 +50,9 @@ options:
     choices: [auto, always, never]
     default: auto
   candidates:
-    description: Packages whose versions in the apt sources are read (C(apt-cache madison)), for section C(candidates).
+    description:
+      - Packages whose versions in the apt sources are read (C(apt-cache madison)), for section C(candidates).
+      - Section C(autoremove) lists what C(apt-get autoremove) would remove (a simulation).
     type: list
     elements: str
     default: []
@@ -129,8 +131,8 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
-            'tools', 'versions', 'candidates', 'paths']
-DEFAULT_SECTIONS = [section for section in SECTIONS if section not in ('candidates', 'paths')]
+            'tools', 'versions', 'candidates', 'paths', 'autoremove']
+DEFAULT_SECTIONS = [section for section in SECTIONS if section not in ('candidates', 'paths', 'autoremove')]
 # Plain C locale for the tools whose output is parsed.
 ENV = {'LANG': 'C', 'LC_ALL': 'C', 'DEBIAN_FRONTEND': 'noninteractive'}
 
@@ -246,6 +248,12 @@ class Probe(object):
             if rc != 0:
                 self.node['candidates_error'] = (stderr or stdout).strip()[-2000:]
         self.node['candidates'] = dict((name, result.get(name, [])) for name in names)
+
+    def autoremove(self):
+        rc, stdout, stderr = self.run(['apt-get', '--simulate', '--quiet', 'autoremove'])
+        self.node['autoremove'] = ns.parse_simulated_removals(stdout) if rc == 0 else []
+        if rc != 0:
+            self.node['autoremove_error'] = (stderr or stdout).strip()[-2000:]
 
     def users(self):
         users = {}
