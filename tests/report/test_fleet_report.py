@@ -174,16 +174,20 @@ def test_fleet_lists_unreachable_hosts_and_counts(tmp_path):
         "rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt")}), "b-node")
     # a-node has variables but never built its record; c-node is not in the play. The hosts registered the plan
     # result (phase report) that holds the record.
+    # d-node was unreachable: its registered result holds no record.
     host_vars = {"b-node": {"host_record": {"record": mi250x}}, "a-node": {"rocm_version": "6.2.4"},
-                 "c-node": {"host_record": {"record": mi250x}}}
-    fleet = report.report_fleet(host_vars, ["b-node", "a-node", "b-node"], "host_record")
-    assert [host["name"] for host in fleet["hosts"]] == ["a-node", "b-node"]
+                 "c-node": {"host_record": {"record": mi250x}},
+                 "d-node": {"host_record": {"unreachable": True, "msg": "ssh: connect to host d-node: timed out"}}}
+    fleet = report.report_fleet(host_vars, ["b-node", "a-node", "b-node", "d-node"], "host_record")
+    assert [host["name"] for host in fleet["hosts"]] == ["a-node", "b-node", "d-node"]
     assert fleet["hosts"][0]["reachable"] is False and fleet["hosts"][0]["problems"] == [report.UNREACHABLE]
-    assert fleet["summary"] == {"hosts": 2, "unreachable": 1, "hosts_with_problems": 1, "gpus": 1, "amd_gpus": 1,
+    assert fleet["hosts"][2]["reachable"] is False
+    assert fleet["summary"] == {"hosts": 3, "unreachable": 2, "hosts_with_problems": 2, "gpus": 1, "amd_gpus": 1,
                                 "degraded_links": 0, "models": {"AMD Instinct MI250X": 1}}
-    assert report.report_stats(fleet) == {
-        "a-node": {"gpu_count": 0, "gfx_targets": [], "rocm_version": None, "problems": [report.UNREACHABLE]},
-        "b-node": {"gpu_count": 1, "gfx_targets": ["gfx90a"], "rocm_version": "6.2.4", "problems": []}}
+    assert report.report_stats(fleet)["b-node"] == {
+        "gpu_count": 1, "gfx_targets": ["gfx90a"], "rocm_version": "6.2.4", "problems": []}
+    assert report.report_stats(fleet)["a-node"] == {
+        "gpu_count": 0, "gfx_targets": [], "rocm_version": None, "problems": [report.UNREACHABLE]}
 
 
 def test_bad_input_is_a_clear_error():

@@ -279,8 +279,12 @@ def report_fleet(host_vars, hosts, record_var):
         except KeyError:
             variables = {}
         record = variables.get(record_var) if isinstance(variables, Mapping) else None
-        # The registered result of gpulab.rocm.plan (phase report) holds the record.
-        record = record.get('record') if isinstance(record, Mapping) and 'record' in record else record
+        # The registered result of gpulab.rocm.plan (phase report) holds the record; a failed or unreachable
+        # host registered a result without one.
+        if isinstance(record, Mapping) and 'record' in record:
+            record = record['record']
+        elif not (isinstance(record, Mapping) and 'gpus' in record and 'problems' in record):
+            record = None
         entries.append(dict(record) if isinstance(record, Mapping) else unreachable_host(name))
     models = {}
     for entry in entries:

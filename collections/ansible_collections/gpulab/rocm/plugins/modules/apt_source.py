@@ -139,7 +139,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as n
 from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
     dearmor, normalize_fingerprint, primary_fingerprints,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_packages import apt_failure
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt_errors import classify
 
 ALLOWED_DIRS = ('/etc/apt/sources.list.d/', '/etc/apt/preferences.d/')
 
@@ -269,8 +269,10 @@ def refresh(module, source_files, scope='sources'):
 
 
 def apt_line(output):
-    lines = [line.strip() for line in output.splitlines() if line.strip().startswith(('E:', 'W:', 'Err:'))]
-    return lines[0] if lines else (output.strip().splitlines() or ['no message'])[-1]
+    """apt's own line about the failure: its E:/W: lines name the URL and the reason, an Err: line the URL alone."""
+    lines = [line.strip() for line in output.splitlines()]
+    found = ([line for line in lines if line.startswith(('E:', 'W:'))] + [line for line in lines if line.startswith('Err:')])
+    return found[0] if found else (lines[-1] if lines else 'no message')
 
 
 def sources_of(paths):
@@ -384,9 +386,9 @@ def main():
             journal.clear()
             uris = ['%s %s' % (line['uri'], line['suite']) for content in files.values()
                     for line in ns.source_lines(content.decode('utf-8', 'replace'))]
-            module.fail_json(msg='The apt list refresh failed after writing the sources (%s): %s. %s %s, so apt '
-                                 'works for the rest of the host as before.'
-                                 % (', '.join(uris), apt_line(output), apt_failure(output)['reason'], state),
+            module.fail_json(msg='The apt list refresh failed after writing the sources (%s). %s %s, so apt works '
+                                 'for the rest of the host as before.' % (', '.join(uris), classify(output)['reason'],
+                                                                          state),
                              stdout=output[-4000:], restored=True)
         result['refreshed'] = True
     journal.clear()
