@@ -31,13 +31,21 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         _valid, args = self.validate_argument_spec(argument_spec=dict(
-            phase=dict(type='str', required=True, choices=list(planner.PHASES)),
+            phase=dict(type='str', choices=list(planner.PHASES)),
+            forget=dict(type='bool', default=False),
             wanted=dict(type='dict', default={}),
             probe=dict(type='dict', default={}),
             refresh=dict(type='list', elements='str', default=[]),
         ))
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
+        if args['forget']:
+            # The host changed in a way no plan foresaw (a failed package run): the next plan probes it anew.
+            result.update(changed=False, msg='the probe of this host is forgotten; the next plan reads it anew',
+                          ansible_facts={'gpulab_node': {'run': _run_id(), 'sections': []}})
+            return result
+        if not args['phase']:
+            raise AnsibleActionFail('phase is required (unless forget is true)')
 
         try:
             inputs = stack.resolve(dict((name, self._templar.template(task_vars[name]))

@@ -26,10 +26,15 @@ author:
   - gpulab.rocm contributors (@gpulab)
 options:
   phase:
-    description: The phase to plan.
+    description: The phase to plan; required unless O(forget) is true.
     type: str
-    required: true
     choices: [preflight, repo, driver, sdk, access, env, verify, report]
+  forget:
+    description:
+      - Forget this host's probe instead of planning, so that the next plan reads the host anew. For a change that
+        failed half way (a package run that stopped), after which no plan can trust what was read before.
+    type: bool
+    default: false
   wanted:
     description: The phase's wanted state (keys per phase: see the roles' tasks and module_utils/plan_*.py).
     type: dict

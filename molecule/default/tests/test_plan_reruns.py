@@ -1,0 +1,49 @@
+"""Real site.yml runs against the converged containers for the bugs the probe/plan structure fixed (issue 10): every
+documented phase tag runs on its own, a mirror URL with characters apt quotes converges, a group taken out of
+rocm_access_groups leaves adduser.conf. Each change is followed by a run that must change nothing."""
+
+import os
+import re
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
+import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+
+NODE = "molecule-rocm-bookworm"
+testinfra_hosts = [NODE]
+
+
+@pytest.mark.parametrize("tags", ["preflight", "repo", "driver", "sdk", "access", "env", "verify"])
+def test_each_phase_tag_runs_alone_and_changes_nothing(tags):
+    # The old roles failed under --tags repo/sdk/preflight: no facts were gathered under those tags.
+    run = runs.playbook("site.yml", NODE, tags=tags)
+    assert run.rc == 0, run
+    assert run.changed(NODE) == 0, run
+    # The probe and the preflight check run under every phase tag.
+    assert "TASK [rocm_preflight : Probe the node and check it]" in run.output, run
+
+
+def test_a_mirror_url_with_quoted_characters_converges(host):
+    # apt names the list files of this URL with %5f and %7e; the old roles rebuilt the names without that quoting,
+    # found no lists, and refreshed the cache and reported a change on every run.
+    alias = {"rocm_repo_base_url": os.environ["GPULAB_MIRROR_URL"] + "/lab_mirror~1"}
+    first = runs.playbook("site.yml", NODE, alias)
+    assert first.rc == 0 and first.changed(NODE) > 0, first
+    assert "lab%5fmirror%7e1" in host.check_output("ls /var/lib/apt/lists")
+    second = runs.playbook("site.yml", NODE, alias)
+    assert second.rc == 0 and second.changed(NODE) == 0, second
+    back = runs.playbook("site.yml", NODE)
+    assert back.rc == 0 and back.changed(NODE) > 0, back
+    assert "/lab_mirror~1/" not in host.file("/etc/apt/sources.list.d/rocm.list").content_string
+
+
+def test_a_group_taken_out_of_the_list_leaves_adduser_conf(host):
+    run = runs.playbook("site.yml", NODE, {"rocm_access_groups": ["render"]}, tags="access")
+    assert run.rc == 0 and run.changed(NODE) == 1, run
+    assert re.search(r'^EXTRA_GROUPS="render"$', host.file("/etc/adduser.conf").content_string, re.M)
+    again = runs.playbook("site.yml", NODE, tags="access")
+    assert again.rc == 0, again
+    assert re.search(r'^EXTRA_GROUPS="video render"$', host.file("/etc/adduser.conf").content_string, re.M)
+    assert runs.playbook("site.yml", NODE).changed(NODE) == 0
