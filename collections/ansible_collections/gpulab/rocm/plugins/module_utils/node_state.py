@@ -112,7 +112,7 @@ def describe_file(path, with_content=True):
     if kind == 'symlink':
         result['target'] = os.readlink(path)
     if kind == 'file':
-        data = _read_bytes(path)
+        data = read_bytes(path)
         if data is not None:
             result['sha1'] = hashlib.sha1(data).hexdigest()
             if with_content and len(data) <= CONTENT_LIMIT:
@@ -120,7 +120,7 @@ def describe_file(path, with_content=True):
     return result
 
 
-def _read_bytes(path):
+def read_bytes(path):
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
     except OSError:
@@ -253,7 +253,7 @@ def disk_free(root, path):
 def secure_boot(sysfs_root):
     """Secure Boot from the SecureBoot EFI variable (4 attribute bytes, then 1 = on); None without EFI variables."""
     path = os.path.join(sysfs_root, 'firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0b1b14db5a2')
-    data = _read_bytes(path)
+    data = read_bytes(path)
     if not data or len(data) < 5:
         return None
     return bool(bytearray(data)[-1])

@@ -151,6 +151,10 @@ def plan(node, wanted, stack):
     elif not keyring.get('exists') or keyring.get('type') != 'file':
         result['key'] = 'install'
         result.change('install the signing key %s' % wanted['keyring'], 'missing')
+    elif not keyring.get('clean'):
+        result['key'] = 'install'
+        result.change('replace the signing key %s' % wanted['keyring'], 'it holds more than public keys (%s)'
+                      % (keyring.get('error') or 'secret key material or other packets'))
     elif not keyring.get('fingerprints') or not set(keyring['fingerprints']) <= trusted:
         result['key'] = 'install'
         result.change('replace the signing key %s' % wanted['keyring'], 'it holds %s, not only trusted keys (%s)'

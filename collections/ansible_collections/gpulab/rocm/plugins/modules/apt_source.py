@@ -30,8 +30,11 @@ options:
     choices: [present, absent]
     default: present
   key_url:
-    description: URL of the signing key (armored or binary). Downloaded only when the keyring is missing or holds an
-      untrusted key.
+    description:
+      - URL of the signing key (armored or binary). Downloaded only when the keyring is missing or holds anything but
+        the trusted public keys, at most O(key_max_bytes) of it.
+      - The file must hold exactly trusted public keys with their own subkeys, signatures and user ids; anything
+        else (a secret key, another key, other packets) is refused before anything is written.
     type: str
   fingerprints:
     description: Trusted primary-key fingerprints; the keyring must hold only these.
@@ -133,11 +136,11 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.urls import fetch_url
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.download import bounded_download
 from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
-    dearmor, normalize_fingerprint, primary_fingerprints,
+    primary_fingerprints, trusted_fingerprints, trusted_keyring,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.apt_errors import classify
 
@@ -174,40 +177,25 @@ def remove(path):
 
 
 def key_is_trusted(data, trusted):
+    """Whether a keyring on disk holds exactly trusted public keys (what trusted_keyring would write)."""
     if not data:
         return False
     try:
-        found = primary_fingerprints(dearmor(data))
+        return trusted_keyring(data, trusted) == data
     except ValueError:
         return False
-    return bool(found) and set(found) <= trusted
 
 
 def download_key(module, url, trusted):
-    response, info = fetch_url(module, url, timeout=module.params['timeout'])
-    if response is None or (info.get('status') != 200 and not url.startswith('file:')):
-        module.fail_json(msg='Could not download the signing key from %s: %s (HTTP status %s). Nothing was changed. '
-                             'Check the key URL variable and that this host can reach it (proxy, firewall, lab mirror).'
-                             % (url, info.get('msg', 'no answer'), info.get('status')), url=url)
-    limit = module.params['key_max_bytes']
-    data = response.read(limit + 1)
-    if len(data) > limit:
-        module.fail_json(msg='The key at %s is larger than %d bytes (a signing key is a few KiB). Nothing was '
-                             'changed. Check the key URL.' % (url, limit), url=url)
+    """The checked binary keyring from the key URL; fails before anything is written."""
+    raw = bounded_download(module, url, limit=module.params['key_max_bytes'], timeout=module.params['timeout'],
+                           limit_option='key_max_bytes')
     try:
-        keyring = dearmor(data)
-        found = primary_fingerprints(keyring)
+        keyring = trusted_keyring(raw, trusted)
     except ValueError as exc:
-        module.fail_json(msg='The file at %s is not a usable OpenPGP public key: %s. Nothing was changed. Check the '
-                             'key URL.' % (url, exc), url=url)
-    untrusted = [fpr for fpr in found if fpr not in trusted]
-    if untrusted:
-        module.fail_json(
-            msg='The key at %s has fingerprint %s, which is not in the trusted list (%s). Nothing was changed. If this '
-                'is your lab mirror\'s own key, add its fingerprint to the trusted list; otherwise the URL is wrong or '
-                'the download was tampered with.' % (url, ', '.join(untrusted), ', '.join(sorted(trusted))),
-            url=url, fingerprints=found)
-    return keyring, found
+        module.fail_json(msg='The key file at %s was refused: %s. Nothing was changed.' % (url, exc), url=url,
+                         fingerprints=getattr(exc, 'fingerprints', []), trusted=trusted)
+    return keyring, primary_fingerprints(keyring)
 
 
 class Journal(object):
@@ -329,9 +317,10 @@ def main():
     desired = dict((path, files.get(path)) for path in paths)
     result = dict(changed=False, changed_files=[], refreshed=False)
     if present:
-        trusted = set(normalize_fingerprint(fpr) for fpr in params['fingerprints'])
-        if not trusted:
-            module.fail_json(msg='No trusted fingerprint given: the fingerprint list is empty. Nothing was changed.')
+        try:
+            trusted = trusted_fingerprints(params['fingerprints'])
+        except ValueError as exc:
+            module.fail_json(msg='The trusted fingerprint list is not usable: %s. Nothing was changed.' % exc)
         if key_is_trusted(current[keyring][0], trusted):
             desired[keyring] = current[keyring][0]
         else:

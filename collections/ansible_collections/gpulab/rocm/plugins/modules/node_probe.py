@@ -126,7 +126,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
 from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS
 from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import read_all
-from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import dearmor, primary_fingerprints
+from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import dearmor, primary_fingerprints, trusted_keyring
 from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
 
@@ -169,14 +169,15 @@ class Probe(object):
 
     @staticmethod
     def keyring(path):
+        """A keyring's primary-key fingerprints, and whether it holds nothing but those public keys (clean)."""
         info = ns.describe_file(path, with_content=False)
         if info.get('type') == 'file':
-            data = ns._read_bytes(path) or b''
+            data = ns.read_bytes(path) or b''
             try:
                 info['fingerprints'] = primary_fingerprints(dearmor(data))
+                info['clean'] = trusted_keyring(data, info['fingerprints']) == data
             except ValueError as exc:
-                info['fingerprints'] = []
-                info['error'] = str(exc)
+                info.update(fingerprints=info.get('fingerprints') or [], clean=False, error=str(exc))
         return info
 
     def apt(self):

@@ -259,3 +259,13 @@ def test_probe_needs_of_a_phase():
     assert planner.probe_needs("access", node, {}, inputs()) == {"sections": ["files", "users"]}
     assert planner.probe_needs("env", dict(node, sections=planner.SECTIONS["env"]), {"miopen_dir": "/scratch/mio"},
                                inputs()) == {"sections": ["paths"], "paths": ["/scratch/mio"]}
+
+
+def test_a_keyring_with_more_than_public_keys_is_replaced():
+    # Issue 15, item 5: a trusted key followed by secret-key packets passed the old fingerprint check.
+    node = copy.deepcopy(probe(CONVERGED))
+    node["keyrings"][ns.KEYRING].update(clean=False, error="packet 6 (tag 5, Secret-Key) at byte 1204 is secret key "
+                                                           "material")
+    plan = plan_repo.plan(node, repo_wanted(node), inputs())
+    assert plan["key"] == "install" and plan["apply"] == "present"
+    assert "it holds more than public keys (packet 6 (tag 5, Secret-Key)" in plan["changes"][0]["reason"]
