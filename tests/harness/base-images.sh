@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Build the Debian base images the containers run (no registry is reachable): debootstrap a minimal system with
-# python3, sudo, ca-certificates and gnupg, then `docker import` it. Cached by tag: an existing image is kept.
+# python3, sudo, ca-certificates and gnupg, refresh its apt lists once (an installed machine has them; tests that
+# need a host without lists, as a fresh cloud image is, remove them in their prepare step), then `docker import` it.
+# Cached by tag: an existing image of this recipe (label gpulab.image) is kept.
 # Usage: base-images.sh [SUITE...]   (default: bookworm trixie)
 set -euo pipefail
 
@@ -20,9 +22,12 @@ debian_mirror() {
 
 command -v debootstrap >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
 
+# Bumped when the recipe changes, so that a cached image of an older recipe is rebuilt.
+recipe=2
+
 for suite in "${suites[@]}"; do
   tag="gpulab/debian:${suite}"
-  if docker image inspect "$tag" >/dev/null 2>&1; then
+  if [ "$(docker image inspect -f '{{ index .Config.Labels "gpulab.image" }}' "$tag" 2>/dev/null)" = "$recipe" ]; then
     log "$tag cached"
     continue
   fi
@@ -32,9 +37,12 @@ for suite in "${suites[@]}"; do
   start=$(date +%s)
   debootstrap --variant=minbase --include=python3,sudo,ca-certificates,gnupg,procps \
     "$suite" "$root" "$mirror" >"$root.log" 2>&1 || { tail -n 30 "$root.log" >&2; exit 1; }
-  # Keep the image small and its apt lists empty, as a fresh cloud image would be.
-  rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
-  tar -C "$root" -c . | docker import -c 'CMD ["sleep", "infinity"]' - "$tag" >/dev/null
+  # The lists an installed machine has (python3-apt and the kernel headers are looked up there), then no .debs.
+  cp /etc/resolv.conf "$root/etc/resolv.conf"
+  chroot "$root" apt-get update -qq >>"$root.log" 2>&1 || { tail -n 30 "$root.log" >&2; exit 1; }
+  # Containers get the resolver of their host; the image keeps none.
+  rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/cache/apt/*.bin "$root/etc/resolv.conf"
+  tar -C "$root" -c . | docker import -c 'CMD ["sleep", "infinity"]' -c "LABEL gpulab.image=$recipe" - "$tag" >/dev/null
   rm -rf "$root" "$root.log"
   log "$tag built in $(( $(date +%s) - start )) s"
 done

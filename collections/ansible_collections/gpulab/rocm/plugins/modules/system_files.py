@@ -35,6 +35,12 @@ options:
     description: Mode of the files written.
     type: str
     default: '0644'
+  ldconfig:
+    description:
+      - Rebuild the dynamic linker cache (C(ldconfig)) afterwards. It is rebuilt anyway when a file under
+        C(/etc/ld.so.conf.d/) was written or removed, in the same run, so no later step can be lost between the two.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -60,6 +66,10 @@ changed_files:
   returned: always
   type: list
   elements: str
+ldconfig:
+  description: Whether the linker cache was rebuilt (or would be, in check mode).
+  returned: always
+  type: bool
 '''
 
 import os
@@ -102,6 +112,7 @@ def main():
             files=dict(type='dict', default={}),
             remove=dict(type='list', elements='path', default=[]),
             mode=dict(type='str', default='0644'),
+            ldconfig=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )
@@ -125,6 +136,7 @@ def main():
         diffs.append(dict(before_header=path, after_header='(removed)',
                           before=(data or b'').decode('utf-8', 'replace'), after=''))
     changed = writes + removals
+    ldconfig = module.params['ldconfig'] or any(path.startswith('/etc/ld.so.conf.d/') for path in changed)
     if not module.check_mode:
         for path in writes:
             handle, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix='.%s.' % os.path.basename(path))
@@ -140,7 +152,9 @@ def main():
                 module.fail_json(msg='Cannot write %s: %s' % (path, exc), changed_files=writes[:writes.index(path)])
         for path in removals:
             os.unlink(path)
-    module.exit_json(changed=bool(changed), changed_files=changed, diff=diffs)
+        if ldconfig:
+            module.run_command(['ldconfig'], check_rc=True)
+    module.exit_json(changed=bool(changed) or ldconfig, changed_files=changed, ldconfig=ldconfig, diff=diffs)
 
 
 if __name__ == '__main__':
