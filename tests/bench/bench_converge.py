@@ -6,7 +6,8 @@ fixture mirror (docs/performance.md). Figures, not assertions: run it on a quiet
   check    site.yml --check on the converged host, against the no-op run
   cold     site.yml on a fresh host, against the same key, sources, pin, apt-get update and apt-get install of the
            same packages as raw commands in another fresh container (the two package sets are compared)
-  scale    site.yml on N fresh hosts at once (forks from ansible.cfg), against one fresh host
+  scale    site.yml on N fresh hosts at once (forks from ansible.cfg), against one fresh host; and the raw commands
+           in the same N fresh containers at once, against one: what this machine's cores allow anyway
 
 Usage: tests/bench/bench_converge.py [--hosts 1,4,8,16] [--repeat 3] [--json FILE]
 Needs the test command's set-up (tests/harness/host-setup.sh, tests/harness/mirror/mirror.sh start) and its venv.
@@ -88,6 +89,18 @@ def playbook(inv, path, env, *args):
     return seconds, recap
 
 
+def raw_run(names, script):
+    """Wall seconds of the raw commands in each container at once."""
+    began = time.monotonic()
+    procs = [subprocess.Popen(["docker", "exec", name, "bash", "-c", script], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for name in names]
+    for proc in procs:
+        out, err = proc.communicate()
+        if proc.returncode != 0:
+            sys.exit("raw commands failed:\n%s%s" % (out[-2000:], err[-2000:]))
+    return time.monotonic() - began
+
+
 def packages(name):
     return set(sh(["docker", "exec", name, "dpkg-query", "-W", "-f", "${Package}=${Version}\\n"]).stdout.split())
 
@@ -126,9 +139,8 @@ def main():
         # The packages site.yml asked for (apt marks them manual), installed by name on the raw side.
         wanted = sorted(set(manual(one)) - set(manual(raw)))
         script = RAW.replace("$KEY", mirror["GPULAB_MIRROR_KEY_URL"]).replace("$URL", mirror["GPULAB_MIRROR_URL"])
-        began = time.monotonic()
-        sh(["docker", "exec", raw, "bash", "-c", script.replace("$PACKAGES", " ".join(wanted))])
-        raw_seconds = time.monotonic() - began
+        script = script.replace("$PACKAGES", " ".join(wanted))
+        raw_seconds = raw_run([raw], script)
         same = ours == packages(raw)
         results["cold"] = {"site_yml_s": round(cold, 2), "raw_commands_s": round(raw_seconds, 2),
                            "ratio": round(cold / raw_seconds, 2), "packages_installed": len(wanted),
@@ -166,6 +178,18 @@ def main():
         base = scale.get(1) or min(scale.values())
         results["scale"] = dict((str(count), {"site_yml_s": seconds, "ratio_to_one_host": round(seconds / base, 2)})
                                 for count, seconds in sorted(scale.items()))
+        # The same raw commands in N fresh containers at once: the floor this machine sets for any tool.
+        raw_scale = {}
+        for count in sorted(set([1, max(scale)])):
+            names = ["%sraw%d-%d" % (PREFIX, count, i) for i in range(count)]
+            start(names)
+            made += names
+            raw_scale[count] = round(raw_run(names, script), 2)
+            remove(names)
+            made = []
+        results["raw_scale"] = dict((str(count), {"raw_commands_s": seconds,
+                                                  "ratio_to_one_host": round(seconds / raw_scale[1], 2)})
+                                    for count, seconds in sorted(raw_scale.items()))
     finally:
         remove(made)
 
@@ -180,6 +204,9 @@ def main():
         results["cold"]["packages_installed"], results["cold"]["same_package_set"]))
     for count, figure in results["scale"].items():
         print("%2s fresh hosts: %.1f s, %.2fx one host" % (count, figure["site_yml_s"], figure["ratio_to_one_host"]))
+    for count, figure in results["raw_scale"].items():
+        print("%2s fresh hosts, raw commands: %.1f s, %.2fx one host" % (count, figure["raw_commands_s"],
+                                                                        figure["ratio_to_one_host"]))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0

@@ -331,6 +331,25 @@ def has_package_lists(root):
         return False
 
 
+def listed_packages(root, names):
+    """The names among `names` that some package list of apt offers (its *_Packages files), read without building
+    apt's cache: a byte search for the "Package: NAME" line of each. Compressed lists are not read."""
+    wanted = dict((name, ('\nPackage: %s\n' % name).encode('utf-8')) for name in names)
+    found = set()
+    lists_dir = at(root, '/var/lib/apt/lists')
+    try:
+        entries = sorted(os.listdir(lists_dir))
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.endswith('_Packages') or len(found) == len(wanted):
+            continue
+        data = read_bytes(os.path.join(lists_dir, entry)) or b''
+        data = b'\n' + data
+        found.update(name for name, needle in wanted.items() if name not in found and needle in data)
+    return found
+
+
 def parse_apt_policy(text):
     """`apt-cache policy NAME...` -> {name: {'installed': version or None, 'candidate': version or None}}."""
     result = {}
