@@ -14,7 +14,7 @@ short_description: Write files on the controller, without running a module
 version_added: 0.2.0
 description:
   - Writes each file of O(files) into the controller folder O(dest) when its content differs, atomically, from the
-    Ansible process itself (an action plugin): nothing runs on any host. For reports the controller produces.
+    Ansible process itself (an action plugin), so nothing runs on any host. For reports the controller produces.
   - Check mode writes nothing and reports what would change, with the diff.
 author:
   - gpulab.rocm contributors (@gpulab)

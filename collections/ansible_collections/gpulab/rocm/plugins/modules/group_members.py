@@ -16,7 +16,7 @@ description:
   - Creates each group of O(groups) as a system group where it is missing (C(groupadd --system)), then adds each
     user of O(members) to the groups named for it (C(gpasswd --add)), in one module run (M(ansible.builtin.user)
     runs once per user).
-  - Only adds: a user's other groups are left as they are (C(append) in M(ansible.builtin.user) terms).
+  - It only adds, leaving a user's other groups as they are (C(append) in M(ansible.builtin.user) terms).
   - Names are checked before anything changes; every command gets its arguments as a list, never through a shell.
 author:
   - gpulab.rocm contributors (@gpulab)

@@ -13,7 +13,7 @@ module: node_probe
 short_description: Read everything the gpulab.rocm roles decide on, in one read-only call
 version_added: 0.2.0
 description:
-  - Reads a node's state in one module run: OS and kernel, the installed packages with their holds and any
+  - Reads a node's state in one module run - OS and kernel, the installed packages with their holds and any
     interrupted dpkg run, the apt sources, pin and keyrings the roles manage and whether apt has their lists, the
     GPU users with their groups and the C(gpulab.rocm) block of their C(~/.bashrc), C(adduser.conf), the
     C(/opt/rocm) alternative, the linker cache, free disk, Secure Boot, whether C(python3-apt) and the kernel

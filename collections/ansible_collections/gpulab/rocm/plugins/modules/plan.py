@@ -36,7 +36,7 @@ options:
     type: bool
     default: false
   wanted:
-    description: The phase's wanted state (keys per phase: see the roles' tasks and module_utils/plan_*.py).
+    description: The phase's wanted state (its keys per phase are in the roles' vars and in module_utils/plan_*.py).
     type: dict
     default: {}
   probe:
