@@ -232,6 +232,15 @@ class Journal(object):
         remove(self.path)
 
 
+def failure_line(line):
+    """A line of apt-get update that means a source was not refreshed (apt may still exit 0 for it). Other warnings,
+    such as a download performed unsandboxed, are not failures."""
+    line = line.strip()
+    return line.startswith(('E:', 'Err:')) or (line.startswith('W:') and any(
+        text in line for text in ('Failed to fetch', 'failed to download', 'GPG error', 'is not signed',
+                                  'NO_PUBKEY', 'not valid yet', 'is expired')))
+
+
 def refresh(module, source_files, scope='sources'):
     """apt-get update of the given sources files only (scope 'all': of every source); (ok, output)."""
     workdir = tempfile.mkdtemp(prefix='gpulab-apt-')
@@ -248,7 +257,7 @@ def refresh(module, source_files, scope='sources'):
                 time.sleep(min(2 ** attempt, 8))
             rc, stdout, stderr = module.run_command(argv, environ_update={'LANG': 'C', 'LC_ALL': 'C'})
             output = stdout + '\n' + stderr
-            failed = rc != 0 or any(line.startswith(('E:', 'W:', 'Err:')) for line in output.splitlines())
+            failed = rc != 0 or any(failure_line(line) for line in output.splitlines())
             if not failed:
                 return True, output
         return False, output
