@@ -25,15 +25,26 @@ def test_each_phase_tag_runs_alone_and_changes_nothing(tags):
     assert "TASK [rocm_preflight : Probe the node and check it]" in run.output, run
 
 
+def mirror_requests(marker):
+    """The requests the fixture mirror served so far whose path holds marker (tests/harness/mirror/serve.py logs one
+    line per request)."""
+    state = os.environ.get("GPULAB_MIRROR_STATE") or str(runs.PROJECT / ".cache" / "mirror")
+    with open(os.path.join(state, "server.log")) as handle:
+        return [line for line in handle if marker in line]
+
+
 def test_a_mirror_url_with_quoted_characters_converges(host):
     # apt names the list files of this URL with %5f and %7e; the old roles rebuilt the names without that quoting,
-    # found no lists, and refreshed the cache and reported a change on every run.
+    # found no lists, and refreshed the apt cache (asking the mirror again) on every run.
     alias = {"rocm_repo_base_url": os.environ["GPULAB_MIRROR_URL"] + "/lab_mirror~1"}
     first = runs.playbook("site.yml", NODE, alias)
     assert first.rc == 0 and first.changed(NODE) > 0, first
     assert "lab%5fmirror%7e1" in host.check_output("ls /var/lib/apt/lists")
+    asked = len(mirror_requests("/lab_mirror~1/rocm/apt/"))
     second = runs.playbook("site.yml", NODE, alias)
     assert second.rc == 0 and second.changed(NODE) == 0, second
+    # No refresh: the mirror was not asked for the ROCm lists again.
+    assert len(mirror_requests("/lab_mirror~1/rocm/apt/")) == asked, second
     back = runs.playbook("site.yml", NODE)
     assert back.rc == 0 and back.changed(NODE) > 0, back
     assert "/lab_mirror~1/" not in host.file("/etc/apt/sources.list.d/rocm.list").content_string

@@ -372,19 +372,6 @@ def parse_simulated_removals(text):
     return sorted(set(match.group(1) for match in re.finditer(r'^(?:Remv|Purg) (\S+)', text or '', re.M)))
 
 
-def parse_madison(text):
-    """`apt-cache madison NAME...` -> {name: [version, ...]} in apt's order (newest first)."""
-    versions = {}
-    for line in (text or '').splitlines():
-        parts = [part.strip() for part in line.split('|')]
-        if len(parts) < 3 or not parts[0] or not parts[1]:
-            continue
-        versions.setdefault(parts[0], [])
-        if parts[1] not in versions[parts[0]]:
-            versions[parts[0]].append(parts[1])
-    return versions
-
-
 def bashrc_block(path, text):
     """The gpulab.rocm block of a user's ~/.bashrc, never the rest of the file (it is the user's, and may hold
     secrets): {'block': text between the markers or None, 'markers': 'none' | 'one' | 'broken'}."""

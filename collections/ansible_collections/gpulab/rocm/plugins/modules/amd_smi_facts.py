@@ -124,16 +124,9 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
-    TOOL_DIRS, ParseError, combined, missing_tool, read_src,
-)
-from ansible_collections.gpulab.rocm.plugins.module_utils.amd_smi import COMMANDS, diagnose, parse_amd_smi
-
-
-def empty_facts():
-    return {'present': False, 'source': None, 'rc': None, 'forms': [], 'kinds': [], 'amdsmi_version': None,
-            'rocm_version': None, 'driver_version': None, 'gpus': [], 'gpu_count': 0, 'error': None,
-            'error_kind': None, 'detail': []}
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS, ParseError, read_src
+from ansible_collections.gpulab.rocm.plugins.module_utils.amd_smi import parse_amd_smi
+from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import empty_amd_smi, read_amd_smi
 
 
 def main():
@@ -146,48 +139,22 @@ def main():
         ),
         supports_check_mode=True,
     )
-    facts = empty_facts()
-    rc = None
-    if module.params['src']:
-        try:
-            texts = [read_src(module.params['src'])]
-        except (IOError, OSError) as exc:
-            module.fail_json(msg='Cannot read src {0}: {1}'.format(module.params['src'], exc))
-        facts['source'] = module.params['src']
-    else:
-        tool = module.params['executable'] or 'amd-smi'
-        binary = module.get_bin_path(tool, opt_dirs=TOOL_DIRS)
-        if not binary:
-            facts.update(error=missing_tool(tool, 'amd-smi'), error_kind='tool_missing')
-            module.exit_json(changed=False, ansible_facts={'amd_smi': facts})
-        facts['source'] = binary
-        texts = []
-        for args in COMMANDS:
-            if args[0] == 'metric' and not module.params['metric']:
-                continue
-            code, stdout, stderr = module.run_command([binary] + args)
-            rc = code if rc is None else rc
-            texts.append(combined(stdout, stderr))
-            if code != 0 and diagnose(texts[-1]):
-                break  # no GPU: the other calls would only print the same error
-        facts['rc'] = rc
-
-    # An output that cannot be read (say `list --json` on a version without it) must not hide the others.
-    readable, problems = [], []
-    for text in texts:
-        try:
-            parse_amd_smi(text)
-            readable.append(text)
-        except ParseError as exc:
-            problems.append(str(exc))
-    if not readable:
-        module.fail_json(msg='Cannot read the amd-smi output: {0}'.format(problems[0]), rc=rc,
-                         stdout='\n'.join(texts)[-4000:])
-    for problem in problems:
-        module.warn('Ignored one amd-smi output: {0}'.format(problem))
-    facts.update(parse_amd_smi(*readable))
-    facts['present'] = True
-    if facts['gpu_count'] == 0 and module.params['fail_on_no_gpu']:
+    try:
+        if module.params['src']:
+            facts = empty_amd_smi()
+            try:
+                text = read_src(module.params['src'])
+            except (IOError, OSError) as exc:
+                module.fail_json(msg='Cannot read src {0}: {1}'.format(module.params['src'], exc))
+            facts.update(parse_amd_smi(text))
+            facts.update(source=module.params['src'], present=True)
+        else:
+            # The probe's own reader: one implementation for the module and gpulab.rocm.node_probe.
+            facts = read_amd_smi(module.run_command, lambda tool: module.get_bin_path(tool, opt_dirs=TOOL_DIRS),
+                                 module.params['executable'], module.params['metric'], module.warn)
+    except ParseError as exc:
+        module.fail_json(msg='Cannot read the amd-smi output: {0}'.format(exc))
+    if facts['present'] and facts['gpu_count'] == 0 and module.params['fail_on_no_gpu']:
         module.fail_json(msg=facts['error'], ansible_facts={'amd_smi': facts})
     module.exit_json(changed=False, ansible_facts={'amd_smi': facts})
 

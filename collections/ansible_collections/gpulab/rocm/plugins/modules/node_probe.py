@@ -128,6 +128,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import T
 from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import read_all
 from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import dearmor, primary_fingerprints, trusted_keyring
 from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_packages import parse_madison
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
@@ -242,7 +243,7 @@ class Probe(object):
         result = {}
         if names:
             rc, stdout, stderr = self.run(['apt-cache', 'madison'] + names)
-            result = ns.parse_madison(stdout)
+            result = parse_madison(stdout.splitlines())
             if rc != 0:
                 self.node['candidates_error'] = (stderr or stdout).strip()[-2000:]
         self.node['candidates'] = dict((name, result.get(name, [])) for name in names)

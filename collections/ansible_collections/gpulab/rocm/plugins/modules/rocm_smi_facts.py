@@ -224,15 +224,9 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
-    TOOL_DIRS, ParseError, combined, missing_tool, read_src,
-)
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_smi import JSON_ARGS, parse_rocm_smi
-
-
-def empty_facts():
-    return {'present': False, 'source': None, 'rc': None, 'form': None, 'driver_version': None, 'gpus': [],
-            'gpu_count': 0, 'error': None, 'error_kind': None, 'detail': [], 'warnings': []}
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS, ParseError, read_src
+from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import empty_rocm_smi, read_rocm_smi
+from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_smi import parse_rocm_smi
 
 
 def main():
@@ -244,42 +238,25 @@ def main():
         ),
         supports_check_mode=True,
     )
-    facts = empty_facts()
-    rc = stdout = stderr = None
     if module.params['src']:
+        facts = empty_rocm_smi()
         try:
             text = read_src(module.params['src'])
         except (IOError, OSError) as exc:
             module.fail_json(msg='Cannot read src {0}: {1}'.format(module.params['src'], exc))
-        facts['source'] = module.params['src']
         try:
-            parsed = parse_rocm_smi(text)
+            facts.update(parse_rocm_smi(text))
         except ParseError as exc:
-            module.fail_json(msg='Cannot read the rocm-smi output in {0}: {1}'.format(facts['source'], exc))
+            module.fail_json(msg='Cannot read the rocm-smi output in {0}: {1}'.format(module.params['src'], exc))
+        facts.update(source=module.params['src'], present=True)
     else:
-        tool = module.params['executable'] or 'rocm-smi'
-        binary = module.get_bin_path(tool, opt_dirs=TOOL_DIRS)
-        if not binary:
-            facts.update(error=missing_tool(tool, 'rocm-smi'), error_kind='tool_missing')
-            module.exit_json(changed=False, ansible_facts={'rocm_smi': facts})
-        facts['source'] = binary
-        # rocm-smi prints its JSON on stdout and "Driver not initialized" on stderr, with exit status 0.
-        rc, stdout, stderr = module.run_command([binary] + JSON_ARGS)
+        # The probe's own reader: one implementation for the module and gpulab.rocm.node_probe.
         try:
-            parsed = parse_rocm_smi(combined(stdout, stderr))
-        except ParseError as first:
-            # Versions without --json (or one of the flags) stop with a usage error: read the plain table.
-            rc, stdout, stderr = module.run_command([binary])
-            try:
-                parsed = parse_rocm_smi(combined(stdout, stderr))
-            except ParseError as exc:
-                module.fail_json(msg='Cannot read the rocm-smi output: {0} (with --json: {1})'.format(exc, first),
-                                 rc=rc, stdout=stdout, stderr=stderr)
-        facts['rc'] = rc
-
-    facts.update(parsed)
-    facts['present'] = True
-    if facts['gpu_count'] == 0 and module.params['fail_on_no_gpu']:
+            facts = read_rocm_smi(module.run_command, lambda tool: module.get_bin_path(tool, opt_dirs=TOOL_DIRS),
+                                  module.params['executable'])
+        except ParseError as exc:
+            module.fail_json(msg='Cannot read the rocm-smi output: {0}'.format(exc))
+    if facts['present'] and facts['gpu_count'] == 0 and module.params['fail_on_no_gpu']:
         module.fail_json(msg=facts['error'], ansible_facts={'rocm_smi': facts})
     module.exit_json(changed=False, ansible_facts={'rocm_smi': facts})
 

@@ -221,17 +221,9 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
-    TOOL_DIRS, ParseError, combined, missing_tool, read_src,
-)
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS, ParseError, read_src
+from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import empty_rocminfo, read_rocminfo
 from ansible_collections.gpulab.rocm.plugins.module_utils.rocminfo import parse_rocminfo
-
-
-def empty_facts():
-    return {'present': False, 'source': None, 'rc': None, 'runtime_version': None, 'runtime_ext_version': None,
-            'rock_loaded': None, 'rock_version': None, 'wsl': False, 'complete': False, 'system': {},
-            'agents': [], 'gpus': [], 'gpu_count': 0, 'cpu_count': 0, 'gfx_targets': [], 'target_ids': [],
-            'error': None, 'error_kind': None, 'detail': []}
 
 
 def main():
@@ -243,32 +235,22 @@ def main():
         ),
         supports_check_mode=True,
     )
-    facts = empty_facts()
-    rc = stdout = stderr = None
-    if module.params['src']:
-        try:
-            text = read_src(module.params['src'])
-        except (IOError, OSError) as exc:
-            module.fail_json(msg='Cannot read src {0}: {1}'.format(module.params['src'], exc))
-        facts['source'] = module.params['src']
-    else:
-        binary = module.get_bin_path(module.params['executable'] or 'rocminfo', opt_dirs=TOOL_DIRS)
-        if not binary:
-            facts.update(error=missing_tool(module.params['executable'] or 'rocminfo', 'rocminfo'),
-                         error_kind='tool_missing')
-            module.exit_json(changed=False, ansible_facts={'rocminfo': facts})
-        rc, stdout, stderr = module.run_command([binary])
-        # rocminfo prints its listing on stdout; its error messages go to either stream.
-        text = stdout if rc == 0 else combined(stdout, stderr)
-        facts.update(source=binary, rc=rc)
-
     try:
-        facts.update(parse_rocminfo(text))
+        if module.params['src']:
+            facts = empty_rocminfo()
+            try:
+                text = read_src(module.params['src'])
+            except (IOError, OSError) as exc:
+                module.fail_json(msg='Cannot read src {0}: {1}'.format(module.params['src'], exc))
+            facts.update(parse_rocminfo(text))
+            facts.update(source=module.params['src'], present=True)
+        else:
+            # The probe's own reader: one implementation for the module and gpulab.rocm.node_probe.
+            facts = read_rocminfo(module.run_command, lambda tool: module.get_bin_path(tool, opt_dirs=TOOL_DIRS),
+                                  module.params['executable'])
     except ParseError as exc:
-        module.fail_json(msg='Cannot read the rocminfo output: {0}'.format(exc), rc=rc, stdout=stdout,
-                         stderr=stderr)
-    facts['present'] = True
-    if facts['gpu_count'] == 0 and module.params['fail_on_no_gpu']:
+        module.fail_json(msg='Cannot read the rocminfo output: {0}'.format(exc))
+    if facts['present'] and facts['gpu_count'] == 0 and module.params['fail_on_no_gpu']:
         module.fail_json(msg=facts['error'], ansible_facts={'rocminfo': facts})
     module.exit_json(changed=False, ansible_facts={'rocminfo': facts})
 
