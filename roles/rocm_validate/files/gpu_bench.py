@@ -18,6 +18,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -708,11 +709,13 @@ def main(argv=None):
         return 2
     directory = os.path.dirname(os.path.abspath(args.output))
     os.makedirs(directory, exist_ok=True)
-    tmp = args.output + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(report, handle, indent=2, sort_keys=True)
-        handle.write("\n")
-    os.replace(tmp, args.output)  # a reader never sees half a report
+    # A temporary file of a name nobody can guess, made by this process (O_EXCL): never a file or link someone
+    # planted beside the report. os.replace: a reader never sees half a report.
+    handle, tmp = tempfile.mkstemp(dir=directory, prefix=".report.", suffix=".tmp")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump(report, out, indent=2, sort_keys=True)
+        out.write("\n")
+    os.replace(tmp, args.output)
     for name, value in sorted(report["figures"].items()):
         print("%-40s %s" % (name, value))
     for name, error in sorted(report["errors"].items()):
