@@ -208,3 +208,19 @@ def test_real_h200_pci_facts(tmp_path):
     assert (gpu["link"]["speed_gts"], gpu["link"]["width"], gpu["link"]["degraded"], gpu["link"]["source"]) == (
         32.0, 16, False, "sysfs")
     assert len(host["problems"]) == 1 and "rocminfo was not found" in host["problems"][0]
+
+
+def test_the_page_escapes_every_value(tmp_path):
+    # Issue 15, item 11: the link's "limited at" address went into a title attribute unescaped.
+    import jinja2
+    record = report.host_record(node(tmp_path, tools={"rocminfo": rocminfo(
+        "rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt")}), 'n1"><script>alert(1)</script>')
+    evil = '0000:d1:00.0" onmouseover="alert(1)'
+    record["gpus"][0]["model"] = '<img src=x onerror=alert(1)>'
+    record["gpus"][0]["link"].update(at=evil, source="sysfs", width=8, speed_gts=16.0)
+    fleet = report.report_fleet({"n1": {"r": record}}, ["n1"], "r")
+    template = ROOT / "roles" / "rocm_report" / "templates"
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template)))
+    page = env.get_template("fleet-report.html.j2").render(__rocm_report=fleet, rocm_report_title="t")
+    assert 'onmouseover="alert' not in page and "<script>alert" not in page and "<img src=x" not in page
+    assert "limited at 0000:d1:00.0&#34; onmouseover=&#34;alert(1)" in page
