@@ -507,6 +507,21 @@ def test_fault_404_removes_one_package(apt624, faults, tmp_path):
     assert healed.returncode == 0, healed.stderr
 
 
+def test_fault_delay_holds_requests(server, faults):
+    base = server["url"]
+    faults.write_text("delay 1 /rocm/apt/6.2.4/\n")
+    began = time.monotonic()
+    assert http_status(f"{base}/rocm/apt/6.2.4/dists/jammy/InRelease") == 200
+    assert time.monotonic() - began >= 1
+    began = time.monotonic()
+    assert http_status(f"{base}/rocm/rocm.gpg.key") == 200
+    assert time.monotonic() - began < 1
+
+
+def test_the_alias_prefix_serves_the_same_tree(server):
+    assert http_status(f"{server['url']}/lab_mirror~1/rocm/rocm.gpg.key") == 200
+
+
 def test_hidden_files_are_not_served(server):
     assert http_status(f"{server['url']}/.stamp") == 404
     assert http_status(f"{server['url']}/rocm/rocm.gpg.key") == 200

@@ -6,7 +6,8 @@
 Binds a free port (or --port), writes it to --port-file once listening, logs one short line per request to
 stderr. Faults: the file --faults (default DIR/../faults) is read on every request; each line
 "CODE PREFIX" (e.g. "503 /rocm/apt/6.2.4/" or "404 /rocm/apt/6.2.4/pool/main/r/rocblas/") answers CODE to
-every path that starts with PREFIX. Blank lines and "#" comments are ignored; the first matching line wins.
+every path that starts with PREFIX; a line "delay SECONDS PREFIX" holds each such request that long before serving
+it (a run killed mid-download). Blank lines and "#" comments are ignored; the first matching line wins.
 Paths with a component starting with "." (the build stamp) are never served. The same tree is also served under
 ALIAS (/lab_mirror~1), a prefix with characters apt quotes in its list-file names, for tests of that naming.
 """
@@ -17,6 +18,7 @@ import http.server
 import os
 import signal
 import sys
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -36,11 +38,14 @@ def read_faults(path):
         if not line:
             continue
         parts = line.split()
+        if len(parts) == 3 and parts[0] == "delay" and parts[1].isdigit() and parts[2].startswith("/"):
+            faults.append(("delay", int(parts[1]), parts[2]))
+            continue
         if len(parts) != 2 or not parts[0].isdigit() or not 400 <= int(parts[0]) <= 599 or not parts[1].startswith("/"):
             print(f"serve: {path}:{number}: ignored {line!r}; expected 'CODE /path/prefix' with CODE 400-599",
                   file=sys.stderr)
             continue
-        faults.append((int(parts[0]), parts[1]))
+        faults.append((int(parts[0]), None, parts[1]))
     return faults
 
 
@@ -59,10 +64,14 @@ class MirrorHandler(http.server.SimpleHTTPRequestHandler):
     def refused(self):
         """Send the injected fault or the hidden-file 404 for this request; True when a response was sent."""
         path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
-        for code, prefix in read_faults(self.faults_file):
-            if path.startswith(prefix):
-                self.send_error(code, f"injected fault ({code} {prefix})")
-                return True
+        for code, seconds, prefix in read_faults(self.faults_file):
+            if not path.startswith(prefix):
+                continue
+            if code == "delay":
+                time.sleep(seconds)
+                return False
+            self.send_error(code, f"injected fault ({code} {prefix})")
+            return True
         if any(part.startswith(".") for part in path.split("/")):
             self.send_error(404)
             return True

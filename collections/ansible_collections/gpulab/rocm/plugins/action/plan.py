@@ -21,7 +21,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils import planner, stack
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
 # Read again for every planning call that needs them: valid only at that moment.
-EPHEMERAL_SECTIONS = ('candidates', 'autoremove')
+EPHEMERAL_SECTIONS = ('candidates', 'autoremove', 'fix_broken')
 
 
 class ActionModule(ActionBase):

@@ -75,6 +75,7 @@ def os_facts(root='/', uname_release=None, machine=None):
         kernel=uname_release,
         architecture=_ARCHES.get(machine or '', machine),
         machine_id=(read_text(at(root, '/etc/machine-id')) or '').strip() or None,
+        euid=os.geteuid() if hasattr(os, 'geteuid') else None,
     )
     return info
 

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
 import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support
@@ -166,11 +167,7 @@ def plan(node, wanted, stack):
 
     miopen = (wanted.get('miopen_dir') or '').rstrip('/') if present else ''
     if miopen:
-        current = (node.get('paths') or {}).get(miopen) or {}
-        if not (current.get('type') == 'directory' and current.get('mode') == '1777' and current.get('uid') == 0):
-            result['miopen_dir'] = miopen
-            result.change('make %s (sticky, world-writable, like /tmp)' % miopen, 'each user keeps a private folder '
-                          'there')
+        result['miopen_dir'] = _miopen_dir(node, miopen, result)
 
     users = node.get('users') or {}
     targets = stack['gpu_users'] if (wanted.get('bashrc_enabled', True) or not present) else []
@@ -205,9 +202,29 @@ def plan(node, wanted, stack):
 
 
 
+def _miopen_dir(node, miopen, result):
+    """The shared MIOpen folder to make (root, 1777), or None when it is there; PlanError when a user could have made
+    it or its parent theirs (root would then change a folder, or follow a link, that a user controls)."""
+    paths = node.get('paths') or {}
+    current, parent = paths.get(miopen) or {}, paths.get(os.path.dirname(miopen)) or {}
+    if parent.get('exists') and (parent.get('type') != 'directory' or parent.get('uid') != 0
+                                 or int(parent.get('mode', '0'), 8) & 0o022):
+        raise PlanError('rocm_env_miopen_dir %s: its parent folder is a %s of uid %s with mode %s, which others can '
+                        'change; choose a folder whose parent only root can write. Nothing was changed.'
+                        % (miopen, parent.get('type'), parent.get('uid'), parent.get('mode')))
+    if current.get('exists') and (current.get('type') != 'directory' or current.get('uid') != 0):
+        raise PlanError('rocm_env_miopen_dir %s is a %s of uid %s: root does not take over (or follow) what a user '
+                        'made; remove it, or choose another folder. Nothing was changed.'
+                        % (miopen, current.get('type'), current.get('uid')))
+    if current.get('type') == 'directory' and current.get('mode') == '1777':
+        return None
+    result.change('make %s (sticky, world-writable, like /tmp)' % miopen, 'each user keeps a private folder there')
+    return miopen
+
+
 def probe_needs(node, wanted, stack):
-    """More to read than the first probe did: the shared MIOpen folder, when one is set."""
+    """More to read than the first probe did: the shared MIOpen folder and its parent, when one is set."""
     miopen = (wanted.get('miopen_dir') or '').rstrip('/')
     if miopen and miopen not in (node.get('paths') or {}):
-        return {'sections': ['paths'], 'paths': [miopen]}
+        return {'sections': ['paths'], 'paths': [miopen, os.path.dirname(miopen)]}
     return None

@@ -100,6 +100,15 @@ def plan(node, wanted, stack, now=None):
     if result['repair']:
         result.change('finish the interrupted dpkg run', 'packages left half installed: %s'
                       % ', '.join(pending.get('packages') or ['(dpkg journal)']))
+    fix_broken = node.get('fix_broken')
+    if fix_broken is not None:
+        rocm = set(rocm_packages.removable(package_spec, installed))
+        foreign = [name for name in fix_broken['removes'] if name not in rocm]
+        if foreign:
+            raise PlanError("rocm_sdk: finishing the interrupted dpkg run (apt-get install --fix-broken) would also "
+                            'remove %s, which are not ROCm packages; the role does not remove what it did not install. '
+                            'Look at `apt-get --simulate install --fix-broken`, repair it by hand, then run again.'
+                            % ', '.join(foreign))
 
     candidates = node.get('candidates')
     if candidates is None:
@@ -168,7 +177,7 @@ def plan(node, wanted, stack, now=None):
     if blocked and not wanted.get('hold'):
         raise PlanError('rocm_sdk: %s %s held (apt-mark hold) and the wanted change moves or removes %s; the role '
                         'leaves holds it does not own alone. Release the hold (apt-mark unhold %s) or set '
-                        'rocm_sdk_hold: true to let the role own the holds of its packages. Nothing was changed.'
+                        'rocm_sdk_hold: true to let the role own the holds of its packages. No package was changed.'
                         % (', '.join(blocked), 'is' if len(blocked) == 1 else 'are',
                            'it' if len(blocked) == 1 else 'them', ' '.join(blocked)))
     return result

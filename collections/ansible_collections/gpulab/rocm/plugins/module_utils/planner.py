@@ -13,6 +13,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils import (
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
+CHANGING = ('repo', 'driver', 'sdk', 'access', 'env')
 PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'verify', 'report')
 # The probe sections each phase reads; a phase whose sections the node lacks gets them probed first.
 SECTIONS = {
@@ -46,6 +47,11 @@ def plan(phase, node, wanted, stack, host=None):
     Raises PlanError when the wanted state is invalid (the message names the variable and the fix).
     """
     host = host or {}
+    euid = (node.get('os') or {}).get('euid')
+    if phase in CHANGING and euid not in (0, None):
+        raise PlanError('%s: this run is not root on the host (uid %s): the roles change system files, packages '
+                        'and groups. Run with become: true (the playbooks set it; check that the remote user may '
+                        'sudo) or as root. Nothing was changed.' % (phase, euid))
     if phase == 'preflight':
         return preflight.plan(node, wanted, stack)
     if phase == 'repo':

@@ -42,6 +42,9 @@ def plan(node, wanted, stack):
 
     os_info = node.get('os') or {}
     distribution, os_version = os_info.get('distribution'), os_info.get('version')
+    if os_info.get('euid') not in (0, None):
+        problems.append('this run is not root on the host (uid %s): run with become: true (the playbooks set it; '
+                        'check that the remote user may sudo) or as root' % os_info['euid'])
     release = rocm_release.release(stack['version'])
     if stack['install_source'] == 'amd':
         for version in [stack['version']] + [v for v in stack['versions'] if v != stack['version']]:

@@ -31,7 +31,7 @@ options:
     type: list
     elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions, candidates,
-              paths, autoremove]
+              paths, autoremove, fix_broken]
   users:
     description: Users whose groups and C(~/.bashrc) block are read (the stack-wide C(rocm_gpu_users)).
     type: list
@@ -52,7 +52,8 @@ options:
   candidates:
     description:
       - Packages whose versions in the apt sources are read (C(apt-cache madison)), for section C(candidates).
-      - Section C(autoremove) lists what C(apt-get autoremove) would remove (a simulation).
+      - Section C(autoremove) lists what C(apt-get autoremove) would remove, and section C(fix_broken) what
+        C(apt-get install --fix-broken) would remove (simulations: nothing changes).
     type: list
     elements: str
     default: []
@@ -132,8 +133,9 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_packages import p
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
-            'tools', 'versions', 'candidates', 'paths', 'autoremove']
-DEFAULT_SECTIONS = [section for section in SECTIONS if section not in ('candidates', 'paths', 'autoremove')]
+            'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken']
+DEFAULT_SECTIONS = [section for section in SECTIONS
+                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken')]
 # Plain C locale for the tools whose output is parsed.
 ENV = {'LANG': 'C', 'LC_ALL': 'C', 'DEBIAN_FRONTEND': 'noninteractive'}
 
@@ -253,6 +255,12 @@ class Probe(object):
         self.node['autoremove'] = ns.parse_simulated_removals(stdout) if rc == 0 else []
         if rc != 0:
             self.node['autoremove_error'] = (stderr or stdout).strip()[-2000:]
+
+    def fix_broken(self):
+        rc, stdout, stderr = self.run(['apt-get', '--simulate', '--quiet', 'install', '--fix-broken'])
+        self.node['fix_broken'] = {
+            'removes': ns.parse_simulated_removals(stdout), 'rc': rc,
+            'error': None if rc == 0 else (stderr or stdout).strip()[-2000:]}
 
     def users(self):
         users = {}

@@ -215,6 +215,8 @@ def test_environment_values_are_shell_quoted():
     ({"rocm_versions": ["6.2.0"], "rocm_version": "6.2.4"}, "is not among rocm_versions"),
     ({"rocm_install_source": "pip"}, "rocm_install_source must be one of"),
     ({"rocm_gpu_users": ["alice; rm -rf /"]}, "not user names"),
+    # Issue 15, item 15: a $ in a name must never reach a shell or a path; refused before any change.
+    ({"rocm_gpu_users": ["dash-$HOME"]}, "not user names"),
     ({"rocm_kernel_driver": "yes"}, "rocm_kernel_driver must be one of"),
     ({"rocm_apt_suite": "jammy main"}, "rocm_apt_suite must be an apt suite name"),
     ({"rocm_expected_gpu_count": "eight"}, "rocm_expected_gpu_count must be a number"),
@@ -258,7 +260,7 @@ def test_probe_needs_of_a_phase():
     node = {"sections": ["os", "packages"]}
     assert planner.probe_needs("access", node, {}, inputs()) == {"sections": ["files", "users"]}
     assert planner.probe_needs("env", dict(node, sections=planner.SECTIONS["env"]), {"miopen_dir": "/scratch/mio"},
-                               inputs()) == {"sections": ["paths"], "paths": ["/scratch/mio"]}
+                               inputs()) == {"sections": ["paths"], "paths": ["/scratch/mio", "/scratch"]}
 
 
 def test_a_keyring_with_more_than_public_keys_is_replaced():
@@ -269,3 +271,48 @@ def test_a_keyring_with_more_than_public_keys_is_replaced():
     plan = plan_repo.plan(node, repo_wanted(node), inputs())
     assert plan["key"] == "install" and plan["apply"] == "present"
     assert "it holds more than public keys (packet 6 (tag 5, Secret-Key)" in plan["changes"][0]["reason"]
+
+
+def test_a_run_that_is_not_root_stops_before_any_change():
+    # Issue 15, item 16: without root the roles ended in a bare "Permission denied".
+    node = copy.deepcopy(probe(CONVERGED))
+    node["os"]["euid"] = 1000
+    with pytest.raises(PlanError, match="not root on the host .uid 1000.*become: true"):
+        planner.plan("repo", node, repo_wanted(node), inputs())
+    from ansible_collections.gpulab.rocm.plugins.module_utils import preflight
+    verdict = preflight.plan(node, {"gpus_required": False, "unsupported_gpu": "fail", "degraded_link": "warn",
+                                    "min_free_gb": 0}, inputs())
+    assert any("not root on the host" in problem for problem in verdict["problems"])
+
+
+def test_the_repair_removes_nothing_but_rocm():
+    # Issue 15, item 10: apt-get install --fix-broken could remove packages that have nothing to do with ROCm.
+    node = copy.deepcopy(probe(CONVERGED))
+    node["fix_broken"] = {"removes": ["rocblas", "nginx"], "rc": 0, "error": None}
+    with pytest.raises(PlanError, match="would also remove nginx, which are not ROCm packages"):
+        plan_sdk.plan(node, SDK, inputs())
+    node["fix_broken"]["removes"] = ["rocblas"]
+    plan_sdk.plan(node, SDK, inputs())
+
+
+@pytest.mark.parametrize("current, parent, outcome", [
+    ({"exists": False}, {"exists": True, "type": "directory", "uid": 0, "mode": "0755"}, "make"),
+    ({"exists": True, "type": "directory", "uid": 0, "mode": "1777"}, {"exists": True, "type": "directory", "uid": 0,
+                                                                       "mode": "0755"}, "keep"),
+    ({"exists": True, "type": "symlink", "uid": 1002}, {"exists": True, "type": "directory", "uid": 0, "mode": "0755"},
+     "is a symlink of uid 1002"),
+    ({"exists": True, "type": "directory", "uid": 1002, "mode": "0700"},
+     {"exists": True, "type": "directory", "uid": 0, "mode": "0755"}, "is a directory of uid 1002"),
+    ({"exists": False}, {"exists": True, "type": "directory", "uid": 0, "mode": "1777"}, "which others can change"),
+])
+def test_the_shared_miopen_folder_is_never_taken_from_a_user(current, parent, outcome):
+    # Issue 15, item 4: root must not take over (or follow) a folder a user made first.
+    node = copy.deepcopy(probe(CONVERGED))
+    node["paths"] = {"/scratch/mio": current, "/scratch": parent}
+    wanted = dict(ENV, miopen_dir="/scratch/mio")
+    if outcome in ("make", "keep"):
+        plan = plan_env.plan(node, wanted, inputs())
+        assert plan["miopen_dir"] == ("/scratch/mio" if outcome == "make" else None)
+    else:
+        with pytest.raises(PlanError, match=outcome):
+            plan_env.plan(node, wanted, inputs())
