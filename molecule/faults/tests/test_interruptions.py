@@ -25,6 +25,14 @@ def in_container(script):
     return subprocess.run(["docker", "exec", NODE, "sh", "-c", script], capture_output=True, text=True, check=False)
 
 
+# This scenario's container has the no-gpu fixture profile: rocminfo lists no GPU there.
+BASE = {"rocm_expected_gpu_count": 0}
+
+
+def site(extra=None, tags=None):
+    return runs.playbook("site.yml", NODE, dict(BASE, **(extra or {})), tags=tags)
+
+
 def fault_url():
     with open(os.path.join(STATE, "port")) as handle:
         return "http://127.0.0.1:" + handle.read().strip()
@@ -45,9 +53,9 @@ def apt_update_is_clean(host):
 
 
 def converge(host, extra=None):
-    first = runs.playbook("site.yml", NODE, extra)
+    first = site(extra)
     assert first.rc == 0, first
-    again = runs.playbook("site.yml", NODE, extra)
+    again = site(extra)
     assert again.rc == 0 and again.changed(NODE) == 0, again
 
 
@@ -58,7 +66,8 @@ def test_a_run_killed_during_a_failing_refresh_is_finished_by_the_next(host):
     set_faults("delay 120 /rocm/apt/6.2.3/\n")
     try:
         args = ["ansible-playbook", "-i", runs.inventory(), str(runs.PROJECT / "site.yml"), "--limit", NODE, "-e",
-                '{"gpulab_hosts": "%s", "rocm_version": "6.2.3", "rocm_repo_base_url": "%s"}' % (NODE, fault_url())]
+                '{"gpulab_hosts": "%s", "rocm_version": "6.2.3", "rocm_repo_base_url": "%s", '
+                '"rocm_expected_gpu_count": 0}' % (NODE, fault_url())]
         proc = subprocess.Popen(args, cwd=str(runs.PROJECT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         deadline = time.monotonic() + 90
@@ -75,7 +84,7 @@ def test_a_run_killed_during_a_failing_refresh_is_finished_by_the_next(host):
     assert "/rocm/apt/6.2.3 " in host.file(SOURCES).content_string
     # The next run, still asking for that release: its refresh fails, and it puts back what apt last accepted
     # (the journal's sources, not the ones the killed run wrote), as its message says.
-    run = runs.playbook("site.yml", NODE, bad)
+    run = site(bad)
     assert run.rc != 0, run
     assert "previous sources, pin and key were restored, and apt refreshes their lists again" in flat(run), run
     assert host.file(SOURCES).content_string == good
@@ -89,8 +98,8 @@ def test_a_failed_change_of_key_puts_the_old_key_back(host):
     with open(os.path.join(WWW, "wrong-fingerprint")) as handle:
         wrong = handle.read().strip()
     # A key apt cannot verify the repository with, trusted by mistake: the refresh fails on the signature.
-    run = runs.playbook("site.yml", NODE, {"rocm_repo_key_url": os.environ["GPULAB_MIRROR_WRONG_KEY_URL"],
-                                           "rocm_repo_key_fingerprints": [wrong]}, tags="repo")
+    run = site({"rocm_repo_key_url": os.environ["GPULAB_MIRROR_WRONG_KEY_URL"],
+                "rocm_repo_key_fingerprints": [wrong]}, tags="repo")
     assert run.rc != 0, run
     assert "previous sources, pin and key were restored, and apt refreshes their lists again" in flat(run), run
     assert host.check_output("sha256sum %s" % KEYRING) == before
@@ -101,10 +110,10 @@ def test_a_linker_cache_a_killed_run_left_stale_is_rebuilt(host):
     # The state of a run killed between writing rocm.conf and running ldconfig (the old handler was never replayed).
     in_container("mv /etc/ld.so.conf.d/rocm.conf /root/ && ldconfig && mv /root/rocm.conf /etc/ld.so.conf.d/")
     assert "/opt/rocm/lib/libamdhip64" not in host.check_output("ldconfig -p")
-    run = runs.playbook("site.yml", NODE, tags="env")
+    run = site(tags="env")
     assert run.rc == 0 and run.changed(NODE) == 1, run
     assert "/opt/rocm/lib/libamdhip64" in host.check_output("ldconfig -p")
-    assert runs.playbook("site.yml", NODE, tags="env").changed(NODE) == 0
+    assert site(tags="env").changed(NODE) == 0
 
 
 def test_a_half_written_sources_file_is_repaired(host):
@@ -117,11 +126,11 @@ def test_a_half_written_sources_file_is_repaired(host):
 def test_the_admins_hold_is_respected(host):
     host.check_output("apt-mark hold rocblas")
     try:
-        plain = runs.playbook("site.yml", NODE)
+        plain = site()
         assert plain.rc == 0 and plain.changed(NODE) == 0, plain
         assert "rocblas" in host.check_output("apt-mark showhold").split()
         packages = host.check_output("dpkg-query -W -f '${Package} ${Version} ${db:Status-Abbrev}\\n'")
-        move = runs.playbook("site.yml", NODE, {"rocm_version": "6.2"})
+        move = site({"rocm_version": "6.2"})
         assert move.rc != 0, move
         assert "rocblas is held (apt-mark hold)" in flat(move) and "No package was changed" in flat(move), move
         assert host.check_output("dpkg-query -W -f '${Package} ${Version} ${db:Status-Abbrev}\\n'") == packages

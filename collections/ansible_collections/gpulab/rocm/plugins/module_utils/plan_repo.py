@@ -90,15 +90,16 @@ def plan(node, wanted, stack):
     """wanted: state (present|absent), base_url, key_url, key_fingerprints, keyring, amdgpu_version, architecture,
     pin_origin, pin_priority.
 
-    Returns the Plan with: files {path: content} to write, remove [paths], key (install|keep|remove), refresh,
+    Returns the Plan with: contents {path: content} of every wanted file, files (those that differ now), remove
+    [paths], key (install|keep|remove), refresh,
     python3_apt (install|present), and each change with its reason.
     """
     result = Plan('repo')
     files = node.get('files') or {}
     keyrings = node.get('keyrings') or {}
     managed = (ns.SOURCES_FILE, ns.AMDGPU_SOURCES_FILE, ns.PIN_FILE)
-    result.update(files={}, remove=[], key='keep', refresh=False, refresh_scope='sources', python3_apt='present',
-                  apply=None, refresh_all_lists=False)
+    result.update(files={}, contents={}, remove=[], key='keep', refresh=False, refresh_scope='sources',
+                  python3_apt='present', apply=None, refresh_all_lists=False)
     python_apt = ((node.get('apt') or {}).get('policy') or {}).get('python3-apt') or {}
 
     if wanted.get('state', 'present') == 'absent' or stack['install_source'] == 'distro':
@@ -128,6 +129,9 @@ def plan(node, wanted, stack):
     except ValueError as exc:
         raise PlanError('rocm_repo: %s. Nothing was changed.' % exc)
 
+    # Every wanted file goes to gpulab.rocm.apt_source (it writes only what differs, and refreshes the lists of all
+    # of them after a key change or an interrupted run); `files` names the ones that differ now.
+    result['contents'] = wanted_files
     for path in managed:
         current = files.get(path) or {}
         if path in wanted_files:
