@@ -35,9 +35,16 @@ def run_script(*args, python=(sys.executable,)):
     return subprocess.run([*python, str(SCRIPT), *args], capture_output=True, text=True, timeout=300, check=False)
 
 
-@pytest.fixture(name="tiny_report", scope="module")
-def fixture_tiny_report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("bench") / "sub" / "report.json"
+@pytest.fixture(name="tiny_run", scope="module")
+def fixture_tiny_run(tmp_path_factory):
+    """One tiny CPU run, with a trap beside its report: report.json.tmp planted as a link to another file (as a user
+    could in a shared folder), which the script must neither follow nor use."""
+    base = tmp_path_factory.mktemp("bench")
+    victim = base / "victim"
+    victim.write_text("a file the report must not overwrite\n")
+    out = base / "sub" / "report.json"
+    out.parent.mkdir()
+    (out.parent / "report.json.tmp").symlink_to(victim)
     proc = run_script("--device", "cpu", "--tiny", "--output", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -45,7 +52,19 @@ def fixture_tiny_report(tmp_path_factory):
     # what it prints is the figures of the report
     printed = dict(line.split() for line in proc.stdout.splitlines())
     assert {k: float(v) for k, v in printed.items()} == report["figures"]
-    return report
+    return {"report": report, "victim": victim, "folder": out.parent}
+
+
+@pytest.fixture(name="tiny_report", scope="module")
+def fixture_tiny_report(tiny_run):
+    return tiny_run["report"]
+
+
+def test_a_planted_temporary_file_is_neither_followed_nor_used(tiny_run):
+    assert tiny_run["victim"].read_text() == "a file the report must not overwrite\n"
+    assert (tiny_run["folder"] / "report.json.tmp").is_symlink()
+    # the report was written through a file of its own, and nothing else is left in the folder
+    assert sorted(p.name for p in tiny_run["folder"].iterdir()) == ["report.json", "report.json.tmp"]
 
 
 def test_tiny_report_is_well_formed(tiny_report):

@@ -133,12 +133,31 @@ def test_tiny_cpu_run_end_to_end_and_idempotent(tmp_path, torch_python):
     assert "Check mode runs no benchmark" in out
     assert not (tmp_path / "reports").exists()
 
+    # Traps another user of the host could set in the shared folder before the run (as in /var/tmp): a folder of
+    # the name older releases used, holding a script of theirs, and report files linked to a file of root's.
+    remote = tmp_path / "remote"
+    remote.chmod(0o1777)
+    squatted = remote / "gpulab-validate"
+    squatted.mkdir()
+    marker = tmp_path / "planted-script-ran"
+    (squatted / "gpu_bench.py").write_text("open(%r, 'w').close()\n" % str(marker))
+    victim = tmp_path / "root-file"
+    victim.write_text("root's file\n")
+    for name in ("report.json", "report.json.tmp"):
+        (remote / name).symlink_to(victim)
+        (squatted / name).symlink_to(victim)
+    os.chown(squatted, 65534, 65534)
+    planted = sorted(str(p.relative_to(remote)) for p in remote.rglob("*"))
+
     proc, out = playbook(tmp_path, *extra)
     assert proc.returncode == 0, out
     first = recap(out)
-    # The script ran from a private folder made for the run and removed after it: the host is left as it was.
+    # The script ran from a private folder made for the run and removed after it: the planted script never ran,
+    # the links were not followed, and the shared folder holds only what was planted.
     assert first["failed"] == 0 and first["changed"] == 0
-    assert not list((tmp_path / "remote").iterdir())
+    assert not marker.exists()
+    assert victim.read_text() == "root's file\n"
+    assert sorted(str(p.relative_to(remote)) for p in remote.rglob("*")) == planted
     report = json.loads((tmp_path / "reports" / "localhost.json").read_text())
     assert report["device"]["name"] == "cpu" and report["config"]["tiny"] is True
     assert report["errors"] == {} and report["figures"]["resnet50_images_per_s"] > 0
