@@ -58,9 +58,8 @@ def run_module(main, args, run_command=None, bin_path='/opt/rocm/bin/tool'):
 
     The result holds what exit_json or fail_json got, plus `failed` and the module's `warnings`.
 
-    run_command: a list of (rc, stdout, stderr) answered in order, a callable(args) -> (rc, stdout, stderr), or
-    'real' to run the commands for real (get_bin_path is then not patched either).
-    bin_path: what get_bin_path returns (None: the tool is missing).
+    run_command: a list of (rc, stdout, stderr) answered in order, or a callable(args) -> (rc, stdout, stderr).
+    bin_path: what get_bin_path returns (None: the tool is missing), or a callable(name) -> path or None.
     """
     calls = list(run_command) if isinstance(run_command, (list, tuple)) else None
 
@@ -81,13 +80,10 @@ def run_module(main, args, run_command=None, bin_path='/opt/rocm/bin/tool'):
         result.update(msg=msg, failed=True, warnings=warnings)
         raise ModuleExit(result)
 
-    def fake_find(*unused, **unused_kwargs):
-        return bin_path
+    def fake_find(unused_self, name, *unused, **unused_kwargs):
+        return bin_path(name) if callable(bin_path) else bin_path
 
-    if run_command == 'real':
-        run, find = basic.AnsibleModule.run_command, basic.AnsibleModule.get_bin_path
-    else:
-        run, find = fake_run, fake_find
+    run, find = fake_run, fake_find
     with module_args(args), \
             mock.patch.object(basic.AnsibleModule, 'run_command', autospec=True, side_effect=run) as runner, \
             mock.patch.object(basic.AnsibleModule, 'get_bin_path', autospec=True, side_effect=find), \

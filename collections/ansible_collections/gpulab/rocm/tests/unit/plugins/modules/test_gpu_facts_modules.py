@@ -101,8 +101,14 @@ def test_rocminfo_check_mode_reads_the_same():
 
 
 def test_rocminfo_executable_option():
-    run_module(rocminfo_facts.main, {'executable': '/usr/bin/rocminfo'}, [(0, fixture(
-        'rocminfo/gfx1030-rx6900xt-rocm6.4.txt'), '')], bin_path='/usr/bin/rocminfo')
+    # Only the given path resolves: the module must run it, not look rocminfo up on PATH or under /opt/rocm.
+    wanted = '/usr/bin/rocminfo'
+    result, runner = run_module(rocminfo_facts.main, {'executable': wanted}, [(0, fixture(
+        'rocminfo/gfx1030-rx6900xt-rocm6.4.txt'), '')], bin_path=lambda name: name if name == wanted else None)
+    assert runner.call_args[0][1] == [wanted]
+    facts = facts_of(result, 'rocminfo')
+    assert (facts['present'], facts['source'], facts['gpu_count']) == (True, wanted, 1)
+    assert facts['gpus'][0]['gfx_target'] == 'gfx1030'
 
 
 # --- rocm_smi_facts -------------------------------------------------------------------------------------------
