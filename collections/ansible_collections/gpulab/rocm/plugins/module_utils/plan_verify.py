@@ -2,7 +2,8 @@
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What rocm_verify checks, on the host record the fleet report shows (fleet_report.host_record): rocminfo is
-there, it lists the expected number of GPU agents and the expected gfx targets. Pure."""
+there; it lists the expected number of GPU agents or, by default (rocm_expected_gpu_count -1), every AMD GPU on
+the PCI bus that the ROCm release runs on; and the expected gfx targets. Pure."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +11,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report
+from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report, gpu_support
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
 
 
@@ -34,6 +35,15 @@ def plan(node, wanted, stack, name=None):
     if expected >= 0 and count != expected:
         problems.append('rocminfo lists %d GPU agent(s), expected %d (rocm_expected_gpu_count)%s'
                         % (count, expected, (': ' + rocminfo['error']) if rocminfo.get('error') else ''))
+    elif expected < 0:
+        unseen = unseen_gpus(record, stack['version'])
+        if unseen:
+            problems.append(
+                'rocminfo does not list %d of the AMD GPUs on the PCI bus that ROCm %s runs on: %s%s. Check that '
+                'amdgpu is loaded and bound to them (dmesg | grep -i amdgpu) and that /dev/kfd is there; where the '
+                'host gives this node only some of its GPUs (a container), set rocm_expected_gpu_count'
+                % (len(unseen), stack['version'], '; '.join(unseen),
+                   (' (%s)' % rocminfo['error'].rstrip('.')) if rocminfo.get('error') else ''))
     found = list(rocminfo.get('gfx_targets') or [])
     missing = [t for t in targets if t not in found]
     if missing:
@@ -46,3 +56,17 @@ def plan(node, wanted, stack, name=None):
         summary='%d GPU agent(s): %s (%s)' % (count, ', '.join(str(g) for g in gpus) or 'none',
                                               ', '.join(found) or 'no gfx target'))
     return result
+
+
+def unseen_gpus(record, rocm_version):
+    """The AMD GPUs of the PCI bus that the release runs on (natively or through an HSA override) which rocminfo
+    does not list, as text: address, model, gfx target and driver."""
+    unseen = []
+    for row in record.get('gpus') or []:
+        if row.get('vendor') != 'AMD' or 'pci' not in row.get('seen_by', []) or 'rocminfo' in row['seen_by']:
+            continue
+        if gpu_support.support(row.get('gfx_target'), rocm_version)['status'] == 'unsupported':
+            continue
+        unseen.append('%s %s (%s, %s)' % (row.get('pci_bus'), row.get('model'), row.get('gfx_target'),
+                                         'driver %s' % row['driver'] if row.get('driver') else 'no driver bound'))
+    return unseen

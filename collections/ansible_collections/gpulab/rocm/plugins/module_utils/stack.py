@@ -36,7 +36,8 @@ INPUTS = (
      'AMD apt suite to use as is; empty derives it from the OS (Debian 12 -> jammy, 13 -> noble, Ubuntu its own '
      'codename). Only for an OS that has no mapping, with a mirror that serves it.'),
     ('rocm_expected_gpu_count', -1,
-     'AMD GPUs each host must show (rocminfo agents); -1 only reports.'),
+     'AMD GPUs each host must show (rocminfo agents); -1: every AMD GPU on the PCI bus that the ROCm release '
+     'runs on (natively or with an HSA override).'),
 )
 DEFAULTS = dict((name, default) for name, default, _ in INPUTS)
 KERNEL_DRIVER_CHOICES = ('auto', 'always', 'never')
