@@ -1,12 +1,15 @@
 """The rocm_validate role through ansible-playbook -c local against localhost: threshold evaluation of canned and
-real reports (pass, fail listing every figure, unknown model), check mode, bad input, and a full tiny CPU run
-(copy, run, fetch, evaluate) whose second run changes nothing."""
+real reports (pass, fail listing every figure, unknown model), check mode, bad input, a full tiny CPU run
+(copy, run, fetch, evaluate) whose second run changes nothing, and the PyTorch venv install from a wheel index."""
 
+import base64
+import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -204,3 +207,50 @@ def test_readme_shows_the_defaults_as_they_are():
     role = REPO / "roles" / "rocm_validate"
     body = (role / "defaults" / "main.yml").read_text().split("---\n", 1)[1].rstrip("\n")
     assert "```yaml\n%s\n```" % body in (role / "README.md").read_text()
+
+
+def build_wheel_index(root, project="gpulab-fixture-torch", version="1.0"):
+    """A PEP 503 index in root/simple holding one small pure-Python wheel, built here (zipfile: no network, no
+    build backend). Returns the index URL."""
+    module = project.replace("-", "_")
+    dist_info = "%s-%s.dist-info" % (module, version)
+    files = {
+        "%s/__init__.py" % module: "VERSION = %r\n" % version,
+        "%s/METADATA" % dist_info: "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (project, version),
+        "%s/WHEEL" % dist_info: "Wheel-Version: 1.0\nGenerator: gpulab-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = ["%s,sha256=%s,%d" % (name, base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest())
+                                   .rstrip(b"=").decode(), len(text.encode())) for name, text in files.items()]
+    files["%s/RECORD" % dist_info] = "\n".join(record + ["%s/RECORD,," % dist_info]) + "\n"
+    folder = root / "simple" / project
+    folder.mkdir(parents=True)
+    wheel = "%s-%s-py3-none-any.whl" % (module, version)
+    with zipfile.ZipFile(folder / wheel, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    (folder / "index.html").write_text('<!DOCTYPE html><html><body><a href="%s">%s</a></body></html>\n'
+                                       % (wheel, wheel))
+    (root / "simple" / "index.html").write_text('<!DOCTYPE html><html><body><a href="%s/">%s</a></body></html>\n'
+                                                % (project, project))
+    return (root / "simple").as_uri()
+
+
+def test_the_venv_is_installed_from_the_wheel_index(tmp_path):
+    # The install path of rocm_validate_install_pytorch, for real: python3 -m venv, then pip from the index the role
+    # is given (a local one with a wheel built here, as a lab mirror of PyTorch's index would be).
+    index = build_wheel_index(tmp_path / "index")
+    venv = tmp_path / "torch-venv"
+    extra = ["--tags", "rocm_validate_install", "-e", "rocm_validate_install_pytorch=true",
+             "-e", "rocm_validate_venv=%s" % venv, "-e", "rocm_validate_pytorch_index_url=%s" % index,
+             "-e", '{"rocm_validate_pytorch_packages": ["gpulab-fixture-torch==1.0"]}']
+    proc, out = playbook(tmp_path, *extra)
+    assert proc.returncode == 0, out
+    assert recap(out)["changed"] == 1, out
+    version = subprocess.run([str(venv / "bin" / "python"), "-c", "import gpulab_fixture_torch as m; print(m.VERSION)"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert version == "1.0"
+    proc, out = playbook(tmp_path, *extra)
+    assert proc.returncode == 0 and recap(out)["changed"] == 0, out
+    # A package the index does not hold fails with pip's own words, naming it.
+    proc, out = playbook(tmp_path, *extra[:-2], "-e", '{"rocm_validate_pytorch_packages": ["gpulab-fixture-torch==2.0"]}')
+    assert proc.returncode == 2 and "gpulab-fixture-torch==2.0" in out, out
