@@ -14,6 +14,8 @@ GPU = {
     "molecule-rocm-bookworm": "AMD Instinct MI250X",
     "molecule-rocm-trixie": "AMD Radeon RX 6900 XT",
 }
+# The converged hosts (the batch hosts of test_upgrade_batches.py are left fresh).
+testinfra_hosts = sorted(GPU)
 USERS = ["alice", "bob"]
 PACKAGES = ["rocm-hip-sdk", "rocblas", "miopen-hip", "rocm-core", "hip-runtime-amd", "rocminfo"]
 

@@ -14,8 +14,8 @@ import time
 from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support, rocm_packages, rocm_release
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, apt_ready
 
-# The distribution's own ROCm packages per OS (rocm-reference.md section 9): Debian 13's were installed for real in
-# the distro scenario, Ubuntu 24.04's follow its package index.
+# The distribution's own ROCm packages per OS (rocm-reference.md section 9): Debian 13's are resolved against its
+# real archive in the distro scenario (test_distro_defaults.py), Ubuntu 24.04's follow its package index.
 DISTRO_DEFAULTS = {
     'Debian 13': ['rocminfo', 'rocm-smi', 'amd-smi', 'hipcc', 'libamdhip64-dev', 'librocblas-dev'],
     'Ubuntu 24.04': ['rocminfo', 'rocm-smi', 'hipcc', 'libamdhip64-dev', 'librocblas-dev'],

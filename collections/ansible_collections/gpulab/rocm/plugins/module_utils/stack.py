@@ -115,8 +115,8 @@ def resolve(values):
         if isinstance(get['rocm_expected_gpu_count'], bool) or expected < -1:
             raise ValueError()
     except (TypeError, ValueError):
-        problems.append('rocm_expected_gpu_count must be a number of GPUs, or -1 to only report; got %r'
-                        % (get['rocm_expected_gpu_count'],))
+        problems.append('rocm_expected_gpu_count must be a number of GPUs, or -1 for every AMD GPU of the PCI bus '
+                        'that ROCm runs on; got %r' % (get['rocm_expected_gpu_count'],))
         expected = -1
 
     if problems:

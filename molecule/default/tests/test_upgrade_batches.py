@@ -1,0 +1,36 @@
+"""upgrade.yml's rolling batches for real: four hosts, two at a time (rocm_upgrade_serial 2). The first batch, the
+two converged hosts, completes before the second starts; in the second, molecule-rocm-batch-a fails preflight, and
+the roll stops (rocm_upgrade_max_fail_percentage 0, the default): molecule-rocm-batch-b, which passed preflight, is
+not touched."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
+import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+
+FIRST = ["molecule-rocm-bookworm", "molecule-rocm-trixie"]
+FAILING, STOPPED = "molecule-rocm-batch-a", "molecule-rocm-batch-b"
+testinfra_hosts = [STOPPED]
+
+
+def test_a_failed_batch_stops_the_roll(host):
+    before = runs.snapshot(host)
+    # The mirror for every host (the batch hosts are not in rocm_nodes, whose group_vars name it): had the roll gone
+    # on, batch-b would have had its sources written.
+    extra = {"rocm_upgrade_serial": 2, "rocm_repo_base_url": os.environ["GPULAB_MIRROR_URL"],
+             "rocm_repo_key_fingerprints": [os.environ["GPULAB_MIRROR_FINGERPRINT"]], "rocm_repo_validate_certs": False}
+    run = runs.playbook("playbooks/upgrade.yml", "rocm_nodes:upgrade_standby", extra)
+    assert run.rc != 0, run
+    for name in FIRST:
+        assert run.recap[name]["failed"] == 0 and run.changed(name) == 0, run
+    assert run.recap[FAILING]["failed"] == 1 and run.recap[STOPPED]["failed"] == 0, run
+    assert "no AMD GPU on the PCI bus" in " ".join(run.output.split()), run
+    # Batches: every line about the first batch comes before the first line about the second.
+    lines = run.output.splitlines()
+    last_first = max(i for i, line in enumerate(lines) if any("[%s]" % name in line for name in FIRST))
+    first_second = min(i for i, line in enumerate(lines) if "[%s]" % FAILING in line or "[%s]" % STOPPED in line)
+    assert last_first < first_second, run.output
+    # The roll stopped at the failed task: the other host of the batch was left as it was.
+    assert runs.differences(before, runs.snapshot(host)) == []
+    assert not host.file("/etc/apt/sources.list.d/rocm.list").exists
