@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 
 MIRROR = Path(__file__).resolve().parent / "mirror"
-CAPTURES = MIRROR / "captures"
 sys.path.insert(0, str(MIRROR))
-import recipes  # noqa: E402 - the mirror's own recipe table, beside build_mirror.py
+import build_mirror  # noqa: E402 - the mirror's builder and recipe table
+import recipes  # noqa: E402
+
+CAPTURES = build_mirror.CAPTURES  # the collection's fixture store
 
 pytestmark = pytest.mark.skipif(
     not all(shutil.which(t) for t in ("apt-get", "apt-ftparchive", "dpkg-deb", "gpg")),
@@ -358,8 +360,6 @@ def test_rocm_core_registers_and_removes_the_opt_rocm_alternative(apt624, tmp_pa
 
 
 def test_alternative_priority_orders_releases():
-    import build_mirror
-
     priorities = [build_mirror.alternatives_priority(r["version"]) for r in recipes.RELEASES]
     assert priorities == sorted(priorities) and len(set(priorities)) == len(priorities)
     assert max(priorities) < 2**31
@@ -389,6 +389,12 @@ def tools(apt624, tmp_path):
 
 def capture(name):
     return (CAPTURES / name).read_bytes()
+
+
+def test_profiles_print_captures_of_the_store_with_their_provenance():
+    sources = (CAPTURES / "SOURCES.md").read_text()
+    for name in build_mirror.profile_captures():
+        assert (CAPTURES / name).is_file() and f"| `{name}` |" in sources, name
 
 
 def test_rocminfo_prints_the_rx6900xt_capture(tools):

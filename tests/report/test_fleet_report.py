@@ -1,9 +1,9 @@
 """The fleet report (module_utils/fleet_report.py) over what the probe reads for real captured outputs: the
-probe's own tool readers (module_utils/gpu_tools.py) answered with the captures the test containers print
-(tests/harness/mirror/captures), so these records are the ones rocm_report and rocm_verify build on those containers."""
+probe's own tool readers (module_utils/gpu_tools.py) answered with the captures the test containers print (the
+collection's fixture store, which the fixture mirror's profiles name), so these records are the ones rocm_report and
+rocm_verify build on those containers."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,15 +11,13 @@ import pytest
 from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report as report
 from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_tools
 from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
+from ansible_collections.gpulab.rocm.tests.unit import sysfs_tree
+from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture as capture
 
 ROOT = Path(__file__).resolve().parents[2]
-CAPTURES = ROOT / "tests" / "harness" / "mirror" / "captures"
-sys.path.insert(0, str(Path(__file__).parent))
-import fixture_sysfs  # noqa: E402  (the sysfs fixture builder beside this file)
-
-
-def capture(name):
-    return (CAPTURES / name).read_text(encoding="utf-8")
+# Four downtrained MI50s with no driver; tests/runner copies the same tree into a container.
+MI50_SPEC = Path(__file__).resolve().parent / "sysfs" / "mi50-4x-downtrained-no-driver.json"
+MI50_CAPTURE = "lspci/mi50-4x-lnkcap-lnksta-gen1-2.5gts-x8-downgraded.txt"
 
 
 def tool(reader, answers, present=True):
@@ -134,9 +132,18 @@ def test_rows_without_addresses_match_in_order(tmp_path):
     assert host["problems"] == [] and host["gpus"][0]["seen_by"] == ["rocm-smi", "rocminfo"]
 
 
+def test_mi50_tree_holds_its_capture():
+    # The spec's addresses and links are the capture's, written as sysfs prints them.
+    spec = json.loads(MI50_SPEC.read_text())
+    assert [(function["path"][-1], function["link"]) for function in spec["functions"]] == [
+        (address, [sysfs_tree.sysfs_speed(sta_speed), int(sta_width), sysfs_tree.sysfs_speed(cap_speed),
+                   int(cap_width)])
+        for address, cap_speed, cap_width, sta_speed, sta_width in sysfs_tree.lspci_links(capture(MI50_CAPTURE))]
+
+
 def test_gpus_on_the_bus_without_a_driver(tmp_path):
     # no-gpu profile plus the sysfs tree of four downtrained MI50s with no driver bound.
-    fixture_sysfs.build(str(tmp_path / "sys"))
+    sysfs_tree.build(str(tmp_path / "sys"), json.loads(MI50_SPEC.read_text()))
     pci = gather_pci(str(tmp_path / "sys"), str(tmp_path), str(tmp_path))
     host = report.host_record(node(tmp_path, gpu_pci=pci, tools={
         "rocminfo": rocminfo("rocminfo/fail-rock-not-loaded-azure-mi25.txt", rc=1)}), "old1", 4)

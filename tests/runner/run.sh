@@ -50,7 +50,8 @@ echo "runner: started ${nodes[*]} in $((SECONDS - start)) s"
 # of four downtrained MI50s on gpulab-runner-5.
 ansible-playbook -i "$inventory" -l rocm_nodes molecule/shared/prepare.yml >/dev/null
 sysfs=$(mktemp -d)
-python3 tests/report/fixture_sysfs.py "$sysfs/sysfs" >/dev/null
+python3 collections/ansible_collections/gpulab/rocm/tests/unit/sysfs_tree.py \
+  tests/report/sysfs/mi50-4x-downtrained-no-driver.json "$sysfs/sysfs"
 docker exec gpulab-runner-5 mkdir -p /opt/gpulab-fixture
 docker cp "$sysfs/sysfs" gpulab-runner-5:/opt/gpulab-fixture/sysfs
 rm -rf "$sysfs"

@@ -19,7 +19,8 @@ torch = pytest.importorskip("torch", reason="torch is pinned in requirements-val
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "roles" / "rocm_validate" / "files" / "gpu_bench.py"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# Real tool outputs: the collection's fixture store (provenance in its SOURCES.md).
+FIXTURES = REPO / "collections/ansible_collections/gpulab/rocm/tests/unit/plugins/module_utils/fixtures"
 REPORTS = REPO / "collections/ansible_collections/gpulab/rocm/tests/unit/plugins/filter/fixtures"
 H200_REPORT = REPORTS / "gpu_bench-nvidia-h200-2026-11-29.json"
 

@@ -25,6 +25,8 @@ from pathlib import Path
 import recipes
 
 HERE = Path(__file__).resolve().parent
+# The project's one store of real captured outputs (provenance in its SOURCES.md); recipes.PROFILES names files in it.
+CAPTURES = HERE.parents[2] / "collections/ansible_collections/gpulab/rocm/tests/unit/plugins/module_utils/fixtures"
 ORIGIN = "repo.radeon.com"  # what AMD's pin matches: Pin: release o=repo.radeon.com
 MAINTAINER = "gpulab.rocm test fixture <fixture@gpulab.invalid>"
 FIXTURE_NOTE = "gpulab.rocm TEST FIXTURE, not AMD's package"
@@ -36,13 +38,21 @@ class BuildError(Exception):
     """A failure with a message for the user (no traceback)."""
 
 
+def profile_captures():
+    """Every capture file the profiles print, by its name in the store."""
+    return sorted({capture for tools in recipes.PROFILES.values() for keys in tools.values()
+                   for capture, _rc, _fd in keys.values()})
+
+
 def builder_hash():
-    """Hash of the builder's own files: a change in any of them invalidates a cached mirror."""
+    """Hash of the builder's files and of the captures it packs: a change in any of them invalidates a cached
+    mirror (other fixtures of the store do not)."""
+    own = [HERE / "build_mirror.py", HERE / "recipes.py"] + sorted(p for p in (HERE / "tools").rglob("*") if p.is_file())
+    files = [(str(path.relative_to(HERE)), path) for path in own]
+    files += [("captures/" + name, CAPTURES / name) for name in profile_captures()]
     digest = hashlib.sha256()
-    files = [HERE / "build_mirror.py", HERE / "recipes.py"]
-    files += sorted(p for d in ("tools", "captures") for p in (HERE / d).rglob("*") if p.is_file())
-    for path in files:
-        digest.update(str(path.relative_to(HERE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for label, path in files:
+        digest.update(label.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -198,7 +208,7 @@ def fixture_files(prefix, tool):
         if tool == "rocm_agent_enumerator":
             entries = {}
             if "default" in tools.get("rocminfo", {}):
-                capture = (HERE / "captures" / tools["rocminfo"]["default"][0]).read_text()
+                capture = (CAPTURES / tools["rocminfo"]["default"][0]).read_text()
                 entries["default"] = ("\n".join(agent_list(capture)) + "\n").encode()
             elif "any" in tools.get("rocminfo", {}):
                 entries["any"] = b""  # rocminfo finds no agent: nothing to list (derived, not captured)
@@ -206,7 +216,7 @@ def fixture_files(prefix, tool):
                 files[f"{base}/{key}"] = content
             continue
         for key, (capture, rc, fd) in tools.get(tool, {}).items():
-            files[f"{base}/{key}"] = (HERE / "captures" / capture).read_bytes()
+            files[f"{base}/{key}"] = (CAPTURES / capture).read_bytes()
             files[f"{base}/{key}.rc"] = f"{rc}\n".encode()
             files[f"{base}/{key}.fd"] = f"{fd}\n".encode()
     return files
@@ -392,6 +402,9 @@ class Signer:
 
 def build(out, jobs):
     started = time.monotonic()
+    missing = [name for name in profile_captures() if not (CAPTURES / name).is_file()]
+    if missing:
+        raise BuildError(f"recipes.PROFILES names captures that are not in {CAPTURES}: {', '.join(missing)}")
     stage = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(stage, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix="gpulab-mirror-stage-"))

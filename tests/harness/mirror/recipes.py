@@ -117,7 +117,7 @@ COMPONENTS = {
 # Fixture profiles: which capture each fake tool prints. Keys are what the tool looks up:
 #   rocminfo: "default"; rocm-smi: "json" (with --json) then "text"; amd-smi: "<subcommand>.json|txt"
 #   ("default.*" with no subcommand); every tool falls back to "any" (used by no-gpu for the real failure).
-# Value: (capture path under captures/, exit code, stream 1=stdout 2=stderr).
+# Value: (capture path in the collection's fixture store, build_mirror.CAPTURES; exit code; stream 1=stdout 2=stderr).
 # Streams: rocm-smi and amd-smi print their failures through Python logging, which writes to stderr.
 PROFILES = {
     "rx6900xt": {

@@ -5,8 +5,7 @@
 
 Each tree holds the values a capture shows (ids, classes, revisions, drivers, link speeds and widths, KFD
 properties); where a test needs a value the capture lacks, the comment beside it says where it comes from.
-The files are laid out as the kernel lays them out: /sys/devices/pciDDDD:BB/<root port>/<bridge>.../<function>,
-with /sys/bus/pci/devices/<address> symlinks to them and `driver` symlinks to /sys/bus/pci/drivers/<name>.
+The trees are built by tests/unit/sysfs_tree.py, the project's one sysfs builder, as the kernel lays them out.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,38 +19,9 @@ import pytest
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import pci
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture, fixture_names
+from ansible_collections.gpulab.rocm.tests.unit.sysfs_tree import add_function, add_kfd_node, lspci_links, sysfs_speed
 
-# --- building a sysfs tree -------------------------------------------------------------------------------------
-
-
-def add_function(sysfs, path, cls=None, vendor=None, device=None, revision=None, subsystem=None, driver=None,
-                 numa_node=None, link=None, extra=None):
-    """One PCI function at /sys/devices/<path...>, e.g. path=['pci0000:00', '0000:00:01.0', '0000:01:00.0'].
-
-    link: (current speed text, current width, max speed text, max width) as sysfs prints them.
-    """
-    device_dir = os.path.join(sysfs, 'devices', *path)
-    os.makedirs(device_dir, exist_ok=True)
-    files = {'class': cls, 'vendor': vendor, 'device': device, 'revision': revision,
-             'numa_node': None if numa_node is None else str(numa_node)}
-    if subsystem:
-        files['subsystem_vendor'], files['subsystem_device'] = subsystem
-    if link:
-        for name, value in zip(('current_link_speed', 'current_link_width', 'max_link_speed', 'max_link_width'), link):
-            files[name] = str(value)
-    files.update(extra or {})
-    for name, value in files.items():
-        if value is not None:
-            with open(os.path.join(device_dir, name), 'w') as handle:
-                handle.write(value + '\n')
-    bus = os.path.join(sysfs, 'bus', 'pci', 'devices')
-    os.makedirs(bus, exist_ok=True)
-    os.symlink(os.path.relpath(device_dir, bus), os.path.join(bus, path[-1]))
-    if driver:
-        drivers = os.path.join(sysfs, 'bus', 'pci', 'drivers', driver)
-        os.makedirs(drivers, exist_ok=True)
-        os.symlink(os.path.relpath(drivers, device_dir), os.path.join(device_dir, 'driver'))
-    return device_dir
+# --- values from the captures ----------------------------------------------------------------------------------
 
 
 def sysfs_tail(name):
@@ -70,21 +40,6 @@ def lspci_n(name):
         if match:
             functions['0000:' + match.group(1)] = match.groups()[1:]
     return functions
-
-
-def lnk(name):
-    """[(address, cap speed, cap width, sta speed, sta width)] from `lspci -vv | grep -E 'LnkCap|LnkSta'`."""
-    found = []
-    text = fixture(name)
-    for match in re.finditer(r'^(\S+)\n\s+LnkCap:.*?Speed ([\d.]+)GT/s, Width x(\d+).*\n\s+LnkSta: Speed ([\d.]+)GT/s'
-                             r'.*?, Width x(\d+)', text, re.M):
-        found.append(('0000:' + match.group(1),) + match.groups()[1:])
-    return found
-
-
-def sysfs_speed(lspci_speed):
-    """lspci prints '16GT/s', sysfs '16.0 GT/s PCIe'."""
-    return '{0:.1f} GT/s PCIe'.format(float(lspci_speed))
 
 
 @pytest.fixture
@@ -147,7 +102,7 @@ def test_downtrained_mi50s(roots):
     # Not in the capture: device id (0x66a1, MI50, reference section 7; SOURCES.md names the cards), class
     # (0x038000, display controller), root ports (one per card here).
     sysfs = roots[0]
-    links = lnk('lspci/mi50-4x-lnkcap-lnksta-gen1-2.5gts-x8-downgraded.txt')
+    links = lspci_links(fixture('lspci/mi50-4x-lnkcap-lnksta-gen1-2.5gts-x8-downgraded.txt'))
     assert len(links) == 4
     for number, (bdf, cap_speed, cap_width, sta_speed, sta_width) in enumerate(links):
         add_function(sysfs, ['pci0000:00', '0000:00:0{0}.1'.format(number + 1), bdf], cls='0x038000',
@@ -289,8 +244,10 @@ def test_nvidia_h200_in_a_vm_container(roots, tmp_path):
     text = fixture('sysfs/h200-vm-container-sysfs-gpu-functions.txt')
     path = re.search(r'^== (\S+) -> /sys/devices/(\S+)$', text, re.M)
     values = dict(re.findall(r'^(\w+): (.*)$', text.split('\ntop:')[0], re.M))
-    driver = values.pop('driver').rsplit('/', 1)[1]
-    add_function(roots[0], path.group(2).split('/'), driver=driver, extra=values)
+    driver = values.pop('driver')
+    device_dir = add_function(roots[0], path.group(2).split('/'), driver=driver.rsplit('/', 1)[1], extra=values)
+    # The builder links as the kernel does: the capture's own relative `driver` link.
+    assert os.readlink(os.path.join(device_dir, 'driver')) == driver
     (tmp_path / 'root' / '.dockerenv').write_text('')  # "-rwxr-xr-x 1 root root 0 ... /.dockerenv"
     (tmp_path / 'proc' / '1' / 'cgroup').write_text(re.search(r'/proc/1/cgroup:\n(.*)\n', text).group(1) + '\n')
     (tmp_path / 'proc' / '1' / 'environ').unlink()  # not readable there
@@ -312,25 +269,14 @@ def test_nvidia_h200_in_a_vm_container(roots, tmp_path):
 
 # --- KFD topology ---------------------------------------------------------------------------------------------
 
-def add_kfd_node(sysfs, number, properties, io_links=()):
-    node = os.path.join(sysfs, 'class', 'kfd', 'kfd', 'topology', 'nodes', str(number))
-    os.makedirs(node)
-    with open(os.path.join(node, 'properties'), 'w') as handle:
-        handle.write(fixture(properties))
-    for index, link in enumerate(io_links):
-        os.makedirs(os.path.join(node, 'io_links', str(index)))
-        with open(os.path.join(node, 'io_links', str(index), 'properties'), 'w') as handle:
-            handle.write(fixture(link))
-
-
 def test_kfd_mi210_xgmi_node(roots):
     # kfd-topology/mi210-xgmi-8gpu-*: CPU node 0 and GPU node 2 with its PCIe and XGMI io_links (node 1 and the
     # gpu_id files were not captured).
     sysfs = roots[0]
-    add_kfd_node(sysfs, 0, 'kfd-topology/mi210-xgmi-8gpu-node0-cpu-properties.txt')
-    add_kfd_node(sysfs, 2, 'kfd-topology/mi210-xgmi-8gpu-node2-gpu-properties.txt',
-                 ['kfd-topology/mi210-xgmi-8gpu-node2-io_link0-pcie-properties.txt',
-                  'kfd-topology/mi210-xgmi-8gpu-node2-io_link1-xgmi-properties.txt'])
+    add_kfd_node(sysfs, 0, fixture('kfd-topology/mi210-xgmi-8gpu-node0-cpu-properties.txt'))
+    add_kfd_node(sysfs, 2, fixture('kfd-topology/mi210-xgmi-8gpu-node2-gpu-properties.txt'),
+                 io_links=[fixture('kfd-topology/mi210-xgmi-8gpu-node2-io_link0-pcie-properties.txt'),
+                           fixture('kfd-topology/mi210-xgmi-8gpu-node2-io_link1-xgmi-properties.txt')])
     facts = gather(roots)
     assert facts['kfd_present'] is True and (facts['kfd_gpu_nodes'], facts['kfd_physical_gpus']) == (1, 1)
     cpu, gpu = facts['kfd_nodes']
@@ -351,15 +297,15 @@ def test_kfd_mi210_xgmi_node(roots):
 def test_kfd_old_kernel_without_gfx_target_version(roots):
     # kfd-topology/vega10-old-kernel-*: no gfx_target_version, domain or hive_id; device_id 26720 = 0x6860.
     sysfs = roots[0]
-    add_kfd_node(sysfs, 0, 'kfd-topology/vega10-old-kernel-node0-cpu-properties.txt')
-    add_kfd_node(sysfs, 1, 'kfd-topology/vega10-old-kernel-node1-gpu-properties.txt')
+    add_kfd_node(sysfs, 0, fixture('kfd-topology/vega10-old-kernel-node0-cpu-properties.txt'))
+    add_kfd_node(sysfs, 1, fixture('kfd-topology/vega10-old-kernel-node1-gpu-properties.txt'))
     gpu = gather(roots)['kfd_nodes'][1]
     assert (gpu['gfx_target_version'], gpu['gfx_target'], gpu['device_id']) == (None, 'gfx900', '0x6860')
     assert (gpu['compute_units'], gpu['memory_bytes'], gpu['bdf']) == (64, 17163091968, '0000:19:00.0')
 
 
 def test_kfd_cpu_node_of_a_cpx_partitioned_host(roots):
-    add_kfd_node(roots[0], 0, 'kfd-topology/mi308x-cpx-partition-node0-cpu-properties.txt')
+    add_kfd_node(roots[0], 0, fixture('kfd-topology/mi308x-cpx-partition-node0-cpu-properties.txt'))
     facts = gather(roots)
     assert facts['kfd_nodes'][0]['cpu_cores_count'] == 112 and facts['kfd_gpu_nodes'] == 0
 

@@ -12,7 +12,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
 
 import pytest
 
@@ -21,6 +20,7 @@ from ansible_collections.gpulab.rocm.plugins.modules import (
     amd_smi_facts, gpu_pci_facts, rocm_smi_facts, rocminfo_facts,
 )
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture, fixture_path, run_module
+from ansible_collections.gpulab.rocm.tests.unit.sysfs_tree import add_function
 
 ROCMINFO = '/opt/rocm/bin/rocminfo'
 ROCM_SMI = '/opt/rocm/bin/rocm-smi'
@@ -258,13 +258,7 @@ def test_amd_smi_src_gpu_data_wrapper(tmp_path):
 
 def test_gpu_pci_facts_module(tmp_path):
     # The V620 MxGPU of lspci/navi21-radeon-pro-v620-mxgpu-lspci-nn-grep-amd.txt (0002:00:00.0, [0380], 1002:73ae).
-    device = tmp_path / 'sys' / 'devices' / 'pci0002:00' / '0002:00:00.0'
-    device.mkdir(parents=True)
-    for name, value in (('class', '0x038000'), ('vendor', '0x1002'), ('device', '0x73ae')):
-        (device / name).write_text(value + '\n')
-    bus = tmp_path / 'sys' / 'bus' / 'pci' / 'devices'
-    bus.mkdir(parents=True)
-    os.symlink('../../../devices/pci0002:00/0002:00:00.0', str(bus / '0002:00:00.0'))
+    add_function(str(tmp_path / 'sys'), ['pci0002:00', '0002:00:00.0'], cls='0x038000', vendor='0x1002', device='0x73ae')
     (tmp_path / '.dockerenv').write_text('')
     args = {'sysfs_root': str(tmp_path / 'sys'), 'root': str(tmp_path), 'proc_root': str(tmp_path / 'proc'),
             '_ansible_check_mode': True}
