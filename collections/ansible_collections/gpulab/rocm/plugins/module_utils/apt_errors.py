@@ -40,7 +40,7 @@ KINDS = ('permission', 'lock', 'disk_full', 'dpkg_interrupted', 'clock', 'releas
 def _advice_signature(text, detail):
     keys = _KEY_STATUS_RE.findall(text)
     found = ' '.join('%s %s' % key for key in _unique(keys))
-    statuses = set(status for status, _ in keys)
+    statuses = set(status for status, _keyid in keys)
     if 'BADSIG' in statuses:
         return ('integrity', 'The repository\'s Release file does not match its signature (%s): the mirror is in the '
                 'middle of a sync or something on the way (a proxy, a cache) altered the file; nothing was installed. '

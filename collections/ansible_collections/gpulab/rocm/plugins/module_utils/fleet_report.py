@@ -10,10 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-try:
-    from collections.abc import Mapping
-except ImportError:  # Python 2
-    from collections import Mapping
+from collections.abc import Mapping
 
 
 class ReportError(ValueError):
@@ -242,7 +239,7 @@ def _os_text(os_info):
 
 def _release(version):
     """6.2 and 6.2.0 are the same release."""
-    parts = str(version).split('-')[0].split('.')
+    parts = str(version).split('-', 1)[0].split('.')
     return tuple(parts + ['0'] * (3 - len(parts)))
 
 

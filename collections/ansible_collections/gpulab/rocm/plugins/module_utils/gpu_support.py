@@ -82,14 +82,14 @@ def hsa_override_env(gpus, rocm_version):
     needing = [(gpu, dec) for gpu, dec in decisions if dec['status'] == 'override']
     if not needing:
         return {}, []
-    values = set(dec['override'] for _, dec in needing)
+    values = set(dec['override'] for _gpu, dec in needing)
     if len(needing) == len(decisions) and len(values) == 1:
         return {'HSA_OVERRIDE_GFX_VERSION': values.pop()}, []
     if parse_version(rocm_version) < (6, 2, 0):
         return {}, ['GPUs of this host need different HSA overrides (%s), and the per-GPU form needs ROCm 6.2 or '
                     'later: none is set; use HIP_VISIBLE_DEVICES to pick GPUs of one kind'
-                    % ', '.join(sorted(set(d['gfx_target'] for _, d in decisions)))]
-    nodes = [gpu.get('kfd_node') for gpu, _ in needing]
+                    % ', '.join(sorted(set(d['gfx_target'] for _gpu, d in decisions)))]
+    nodes = [gpu.get('kfd_node') for gpu, _dec in needing]
     if any(node is None for node in nodes):
         return {}, ['GPUs of this host need different HSA overrides, which are set per KFD node; the KFD topology '
                     'is not readable yet (amdgpu not loaded): run again once the driver is loaded']

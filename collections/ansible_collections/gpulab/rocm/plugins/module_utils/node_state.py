@@ -173,7 +173,7 @@ def parse_dpkg_status(text):
 
 def dpkg_pending(root, packages):
     """What an interrupted dpkg run left: packages neither installed nor removed, and a non-empty journal."""
-    half = sorted(name for name, (abbrev, _) in packages.items() if abbrev[1] not in 'inc' or abbrev[2] != ' ')
+    half = sorted(name for name, (abbrev, _version) in packages.items() if abbrev[1] not in 'inc' or abbrev[2] != ' ')
     updates = at(root, '/var/lib/dpkg/updates')
     try:
         journal = sorted(entry for entry in os.listdir(updates) if entry[:1].isdigit())

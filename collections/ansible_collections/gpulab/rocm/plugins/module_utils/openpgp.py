@@ -87,7 +87,7 @@ def crc24(data):
     crc = 0xB704CE
     for byte in bytearray(data):
         crc ^= byte << 16
-        for _ in range(8):
+        for _bit in range(8):
             crc <<= 1
             if crc & 0x1000000:
                 crc ^= 0x1864CFB
@@ -216,7 +216,7 @@ def dearmor(data):
                              'points at an error page or another file)' % ARMOR_BEGIN)
         raise KeyRefused('the armored key holds a byte that is not ASCII at byte %d: the file is damaged or is not '
                          'a key file' % exc.start)
-    return b''.join(block for _, block in _armor_blocks(text))
+    return b''.join(block for _line, block in _armor_blocks(text))
 
 
 def _frames(packets):
@@ -270,7 +270,7 @@ def _frames(packets):
 def iter_packets(packets):
     """Yield (tag, body) for each packet of binary OpenPGP data. Raises ValueError on broken framing."""
     packets = bytes(packets)
-    for tag, _, body_start, end in _frames(packets):
+    for tag, _pos, body_start, end in _frames(packets):
         yield tag, packets[body_start:end]
 
 

@@ -201,7 +201,6 @@ def plan(node, wanted, stack):
     return result
 
 
-
 def _miopen_dir(node, miopen, result):
     """The shared MIOpen folder to make (root, 1777), or None when it is there; PlanError when a user could have made
     it or its parent theirs (root would then change a folder, or follow a link, that a user controls)."""

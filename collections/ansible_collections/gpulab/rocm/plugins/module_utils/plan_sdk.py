@@ -161,7 +161,7 @@ def plan(node, wanted, stack, now=None):
 
     if package_spec['state'] == 'present' and wanted.get('hold'):
         # rocm_sdk_hold: the role owns the holds of the wanted packages (it moves them on a release change).
-        for name, _, _ in rocm_packages.wanted(package_spec):
+        for name, _release, _required in rocm_packages.wanted(package_spec):
             info = installed.get(name)
             if info and info['installed'] and info['status'][0] != 'h':
                 result['holds'][name] = 'hold'
@@ -197,7 +197,7 @@ def _needs_change(package_spec, installed):
             continue
         if release and rocm_packages.amd_code(info['version']) != rocm_release.release(release)['code']:
             wrong.append('%s %s' % (name, info['version']))
-    optional_missing = [name for name, _, required in rocm_packages.wanted(package_spec)
+    optional_missing = [name for name, _release, required in rocm_packages.wanted(package_spec)
                         if not required and not (installed.get(name) or {}).get('installed')]
     leftover = rocm_packages.leftovers(package_spec, installed)
     reasons = []

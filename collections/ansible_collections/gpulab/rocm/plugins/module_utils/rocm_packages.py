@@ -117,7 +117,7 @@ def query_names(spec, installed_lines):
 
 
 def query_names_from(spec, installed):
-    names = [name for name, _, _ in wanted(spec)]
+    names = [name for name, _release, _required in wanted(spec)]
     names += sorted(name for name, info in installed.items()
                     if info['installed'] and (amd_code(info['version']) or name in (spec.get('distro_packages') or [])))
     return _unique(names)
@@ -197,12 +197,12 @@ def plan_from(spec, installed, available):
 
     wants = wanted(spec)
     if source == 'distro':
-        for name, _, _ in wants:
+        for name, _release, _required in wants:
             if name in available:
                 result['install'].append(name)
             else:
                 result['missing'].append(name)
-        result['hold'] = [name for name, _, _ in wants]
+        result['hold'] = [name for name, _release, _required in wants]
         # AMD's packages share names with the distribution's (rocminfo, hipcc): they go first.
         result['prepurge'] = sorted(amd_installed)
         result['download_first'] = bool(result['prepurge'] and result['install'])

@@ -89,7 +89,7 @@ def apt_suite(distribution, version, rocm_version, override=None):
     dist = str(distribution)
     ver = str(version)
     if dist == 'Debian':
-        suite = DEBIAN_SUITES.get(ver.split('.')[0])
+        suite = DEBIAN_SUITES.get(ver.split('.', 1)[0])
     elif dist == 'Ubuntu':
         suite = UBUNTU_SUITES.get(ver)
     else:

@@ -39,7 +39,7 @@ INPUTS = (
      'AMD GPUs each host must show (rocminfo agents); -1: every AMD GPU on the PCI bus that the ROCm release '
      'runs on (natively or with an HSA override).'),
 )
-DEFAULTS = dict((name, default) for name, default, _ in INPUTS)
+DEFAULTS = dict((name, default) for name, default, _help in INPUTS)
 KERNEL_DRIVER_CHOICES = ('auto', 'always', 'never')
 INSTALL_SOURCES = ('amd', 'distro')
 # What useradd accepts on Debian and Ubuntu (NAME_REGEX of adduser.conf, plus upper case and dots).
@@ -58,7 +58,7 @@ def resolve(values):
     Raises StackError listing every invalid input.
     """
     get = dict((name, values.get(name, default) if values.get(name) is not None else default)
-               for name, default, _ in INPUTS)
+               for name, default, _help in INPUTS)
     problems = []
 
     version = str(get['rocm_version']).strip()

@@ -10,10 +10,7 @@ __metaclass__ = type
 
 import math
 
-try:
-    from collections.abc import Mapping
-except ImportError:  # Python 2
-    from collections import Mapping
+from collections.abc import Mapping
 
 UNKNOWN_MODEL_POLICIES = ('report', 'fail')
 
@@ -60,8 +57,8 @@ def failures(report, thresholds, unknown_model='report', scale=1.0):
     """
     if unknown_model not in UNKNOWN_MODEL_POLICIES:
         raise ValueError('unknown_model must be one of %s, got %r' % (', '.join(UNKNOWN_MODEL_POLICIES),
-                                                                       unknown_model))
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+                                                                      unknown_model))
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or math.isnan(scale) or scale <= 0:
         raise ValueError('scale must be a number > 0 (rocm_validate_threshold_scale), got %r' % (scale,))
     model, wanted = model_thresholds(report, thresholds)
     if wanted is None:

@@ -68,8 +68,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Downloads and checks the key as usual, then reports whether O(dest) would change without writing it.
   diff_mode:
     support: full
+    description: The keyring's primary fingerprints and SHA-256, before and after.
 notes:
   - The key is downloaded by the managed host, so a lab mirror only the hosts can reach works.
 '''

@@ -92,8 +92,11 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Checks the key and compares every file, then reports what would change and whether the lists
+      would be refreshed, without writing or refreshing anything.
   diff_mode:
     support: full
+    description: One diff per changed file (the keyring by its fingerprints).
 notes:
   - The journal is C(/var/lib/gpulab-rocm/apt-source.journal) (root only).
 seealso:
@@ -291,7 +294,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             state=dict(type='str', choices=['present', 'absent'], default='present'),
-            key_url=dict(type='str'),
+            key_url=dict(type='str', no_log=False),
             fingerprints=dict(type='list', elements='str', default=[], no_log=False),
             keyring=dict(type='path', required=True),
             files=dict(type='dict', default={}),
@@ -300,7 +303,7 @@ def main():
             refresh_scope=dict(type='str', choices=['sources', 'all'], default='sources'),
             validate_certs=dict(type='bool', default=True),
             timeout=dict(type='int', default=30),
-            key_max_bytes=dict(type='int', default=1048576),
+            key_max_bytes=dict(type='int', default=1048576, no_log=False),
             update_retries=dict(type='int', default=3),
             lock_timeout=dict(type='int', default=60),
         ),
@@ -373,7 +376,7 @@ def main():
                     remove(path)
                 else:
                     write(module, path, content, mode or 0o644)
-            restored_sources = sources_of(path for path, (content, _) in previous.items() if content)
+            restored_sources = sources_of(path for path, (content, _mode) in previous.items() if content)
             if restored_sources:
                 back, again = refresh(module, restored_sources)
                 state = ('The previous sources, pin and key were restored, and apt refreshes their lists again'

@@ -34,10 +34,13 @@ options:
 attributes:
   action:
     support: full
+    description: Runs entirely in the action plugin, on the controller.
   check_mode:
     support: full
+    description: Writes nothing and reports which files would change.
   diff_mode:
     support: full
+    description: One diff per file that would change.
 '''
 
 EXAMPLES = r'''

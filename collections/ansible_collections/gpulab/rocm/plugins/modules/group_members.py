@@ -33,8 +33,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reports the groups it would create and the memberships it would add, without changing them.
   diff_mode:
     support: full
+    description: The groups created and, per user, the groups added.
 seealso:
   - module: ansible.builtin.user
   - module: ansible.builtin.group
@@ -114,8 +116,9 @@ def main():
         if missing:
             added[user] = missing
     result = dict(changed=bool(created or added), created=created, added=added)
-    result['diff'] = dict(before='', after=''.join(['group %s (system)\n' % group for group in created]
-                                                  + ['%s: + %s\n' % (user, ', '.join(g)) for user, g in added.items()]))
+    result['diff'] = dict(before='', after=''.join(
+        ['group %s (system)\n' % group for group in created]
+        + ['%s: + %s\n' % (user, ', '.join(g)) for user, g in added.items()]))
     if module.check_mode or not result['changed']:
         module.exit_json(**result)
     for group in created:

@@ -53,7 +53,7 @@ options:
     description:
       - Packages whose versions in the apt sources are read (C(apt-cache madison)), for section C(candidates).
       - Section C(autoremove) lists what C(apt-get autoremove) would remove, and section C(fix_broken) what
-        C(apt-get install --fix-broken) would remove (simulations: nothing changes).
+        C(apt-get install --fix-broken) would remove (simulations, so nothing changes).
     type: list
     elements: str
     default: []
@@ -81,10 +81,13 @@ options:
 attributes:
   check_mode:
     support: full
+    description: The module only reads; it runs the same in check mode.
   diff_mode:
     support: none
+    description: Nothing changes, so there is no diff.
   facts:
     support: full
+    description: Run alone, the result is returned under C(ansible_facts.gpulab_node).
 notes:
   - Runs as root to read other users' groups and dotfile blocks; every read is done without following symlinks.
 seealso:
@@ -354,8 +357,8 @@ def main():
             module.fail_json(msg='The probe could not read %s: %s' % (section, exc), section=section)
     node['sections'] = sorted(sections)
     node['params'] = dict((key, module.params[key]) for key in ('users', 'groups', 'kernel_driver', 'disk_path',
-                                                                   'rocm_path', 'amd_smi_metric', 'sysfs_root',
-                                                                   'paths'))
+                                                                'rocm_path', 'amd_smi_metric', 'sysfs_root',
+                                                                'paths'))
     module.exit_json(changed=False, ansible_facts={'gpulab_node': node})
 
 

@@ -52,10 +52,14 @@ options:
 attributes:
   action:
     support: full
+    description: Plans on the controller; the only module it runs on the host is the read-only
+      M(gpulab.rocm.node_probe).
   check_mode:
     support: full
+    description: Plans the same in check mode; it never changes the host.
   diff_mode:
     support: none
+    description: Nothing changes, so there is no diff; the plan lists the changes the role would make.
 seealso:
   - module: gpulab.rocm.node_probe
 '''

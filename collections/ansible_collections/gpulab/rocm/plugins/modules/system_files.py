@@ -44,8 +44,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reports the files it would write or remove without touching them.
   diff_mode:
     support: full
+    description: One diff per file written or removed.
 seealso:
   - module: ansible.builtin.copy
 '''

@@ -115,7 +115,7 @@ FROM_CATALOGUE = [
 
 
 @pytest.mark.parametrize("text, kind, words", FROM_CATALOGUE, ids=[case[1] + "-" + case[0][:40]
-                                                                    for case in FROM_CATALOGUE])
+                                                                   for case in FROM_CATALOGUE])
 def test_catalogue_messages_get_their_cause_and_fix(text, kind, words):
     result = apt_errors.classify(text)
     assert result["kind"] == kind, result

@@ -59,7 +59,7 @@ def test_effective_targets_apply_the_override():
 
 @pytest.mark.parametrize("rocm, names", [
     ("5.4.3", ["miopenkernels-gfx906-60kdb", "miopenkernels-gfx906-64kdb",
-                "miopenkernels-gfx90a-104kdb", "miopenkernels-gfx90a-110kdb"]),
+               "miopenkernels-gfx90a-104kdb", "miopenkernels-gfx90a-110kdb"]),
     ("5.6.1", ["miopen-hip-gfx906-60kdb", "miopen-hip-gfx906-64kdb", "miopen-hip-gfx90a-104kdb",
                "miopen-hip-gfx90a-110kdb"]),
     ("5.7.1", ["miopen-hip-gfx906kdb", "miopen-hip-gfx90akdb"]),

@@ -35,19 +35,19 @@ def real_key(tmp_path_factory):
 
 
 def test_dearmor_matches_gpg_dearmor(real_key, tmp_path):
-    armored, binary, _ = real_key
+    armored, binary, _fpr = real_key
     assert openpgp.dearmor(armored) == binary
     # And what `gpg --dearmor` writes, byte for byte (what AMD's instructions put in /etc/apt/keyrings/rocm.gpg).
     assert openpgp.dearmor(armored) == gpg(tmp_path, "--dearmor", data=armored)
 
 
 def test_binary_key_passes_through(real_key):
-    _, binary, _ = real_key
+    _armored, binary, _fpr = real_key
     assert openpgp.dearmor(binary) == binary
 
 
 def test_primary_fingerprint_matches_gpg_and_skips_the_subkey(real_key):
-    armored, _, fpr = real_key
+    armored, _binary, fpr = real_key
     assert openpgp.primary_fingerprints(openpgp.dearmor(armored)) == [fpr]
 
 
@@ -71,7 +71,7 @@ def test_broken_keys_give_a_reason(data, reason):
 
 
 def test_truncated_binary_key_is_refused(real_key):
-    _, binary, _ = real_key
+    _armored, binary, _fpr = real_key
     with pytest.raises(ValueError, match="truncated"):
         openpgp.primary_fingerprints(binary[: len(binary) // 2])
 
@@ -335,14 +335,14 @@ def test_fuzz_spliced_packets_give_a_keyring_of_trusted_parts_or_a_reason(keys, 
     pool = (frames(keys["binary"]) + frames(keys["attacker_binary"]) + frames(keys["attacker_secret"])
             + [(t, raw) for kind in ("literal", "marker", "trust") for t, raw in frames(message_packets[kind])])
     chosen = data.draw(st.lists(st.sampled_from(pool), max_size=12))
-    blob = b"".join(raw for _, raw in chosen)
+    blob = b"".join(raw for _tag, raw in chosen)
     if data.draw(st.booleans()):
         blob = armor(blob, data.draw(st.lists(st.sampled_from(["Comment: x", "Version: y"]), max_size=2)))
     try:
         result = openpgp.trusted_keyring(blob, [keys["fpr"]])
     except ValueError:
         return
-    tags = [t for t, _ in frames(result)]
+    tags = [t for t, _raw in frames(result)]
     assert tags and tags[0] == 6
     assert set(tags) <= {2, 6, 13, 14, 17}
     assert set(openpgp.primary_fingerprints(result)) == {keys["fpr"]}

@@ -96,7 +96,7 @@ def test_a_fresh_host_plans_packages_groups_and_environment():
 def test_the_package_plan_with_the_candidates_apt_offers():
     node = probe(CONVERGED)
     installed = node["packages"]
-    candidates = dict((name, [version]) for name, (_, version) in installed.items() if ".60204-" in version)
+    candidates = dict((name, [version]) for name, (_abbrev, version) in installed.items() if ".60204-" in version)
     node["packages"] = dict((name, info) for name, info in installed.items() if ".60204-" not in info[1])
     node["candidates"] = candidates
     plan = plan_sdk.plan(node, SDK, inputs())

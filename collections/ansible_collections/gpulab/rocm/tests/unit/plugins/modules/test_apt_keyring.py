@@ -24,7 +24,7 @@ def run_module(args, check=False):
         cmd.append("--check")
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
                ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="0")
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180).stdout
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180, check=False).stdout
     return json.loads(out)["plays"][0]["tasks"][0]["hosts"]["localhost"]
 
 
@@ -57,7 +57,7 @@ def test_trusted_key_is_written_dearmored_once(key, tmp_path):
 
 
 def test_untrusted_key_writes_nothing_and_says_why(key, tmp_path):
-    path, fpr, _ = key
+    path, fpr, _binary = key
     dest = tmp_path / "rocm.gpg"
     result = run_module({"url": path.as_uri(), "dest": str(dest),
                          "fingerprints": ["CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"]})
@@ -113,7 +113,7 @@ def attack(tmp_path_factory):
 
 @pytest.mark.parametrize("name", ["secret-appended.asc", "secret-appended.gpg"])
 def test_a_secret_key_behind_the_trusted_key_is_refused(attack, tmp_path, name):
-    home, fprs, _ = attack
+    home, fprs, _vendor_key = attack
     dest = tmp_path / "rocm.gpg"
     result = run_module({"url": (home / name).as_uri(), "dest": str(dest), "fingerprints": [fprs["vendor"]]})
     assert result.get("failed"), result
