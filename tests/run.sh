@@ -23,6 +23,7 @@ eval "$(tests/harness/mirror/mirror.sh env)"
 stage "yamllint" yamllint -s .
 stage "ansible-lint (production)" ansible-lint
 stage "unit and harness tests (pytest)" python -m pytest -q -p no:cacheprovider
+stage "ansible-test sanity" tests/tools/sanity.sh
 stage "collection build" ansible-galaxy collection build --force --output-path dist \
   collections/ansible_collections/gpulab/rocm
 

@@ -67,6 +67,6 @@ def unseen_gpus(record, rocm_version):
             continue
         if gpu_support.support(row.get('gfx_target'), rocm_version)['status'] == 'unsupported':
             continue
-        unseen.append('%s %s (%s, %s)' % (row.get('pci_bus'), row.get('model'), row.get('gfx_target'),
-                                         'driver %s' % row['driver'] if row.get('driver') else 'no driver bound'))
+        driver = ('driver %s' % row['driver']) if row.get('driver') else 'no driver bound'
+        unseen.append('%s %s (%s, %s)' % (row.get('pci_bus'), row.get('model'), row.get('gfx_target'), driver))
     return unseen
