@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# The test command (`make test`): from a fresh machine, installs and starts everything it needs, then runs lint,
-# unit tests, the collection build and every Molecule scenario. Prints the wall time of each stage.
-# Usage: tests/run.sh [SCENARIO...]   (default: every scenario under molecule/ except shared)
+# The test command (`make test`): from a fresh machine, installs and starts everything it needs, then runs the
+# checks that need no container (lint, unit tests, sanity, the collection build) beside every Molecule scenario.
+# Prints the wall time of each stage and of each scenario.
+# Usage: tests/run.sh [SCENARIO...]   (default: every scenario under molecule/ except shared, and awx-runner)
+# GPULAB_MOLECULE_JOBS: scenarios at a time (default 2); GPULAB_STATIC_BESIDE=0 runs the static checks first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+logs=.cache/logs
+mkdir -p "$logs"
 declare -a timings=()
 stage() {
-  local name=$1; shift
-  local start=$SECONDS
+  local name=$1 start=$SECONDS rc=0; shift
   printf '\n=== %s ===\n' "$name"
-  "$@"
-  timings+=("$(printf '%-34s %4d s' "$name" $((SECONDS - start)))")
+  "$@" || rc=$?
+  timings+=("$(printf '%-44s %4d s  %s' "$name" $((SECONDS - start)) "$([ $rc -eq 0 ] && echo ok || echo FAILED)")")
+  return $rc
 }
 
 stage "host setup (packages, docker, images, venv)" tests/harness/host-setup.sh
@@ -20,33 +24,39 @@ source .venv/bin/activate
 stage "fixture mirror" tests/harness/mirror/mirror.sh start
 eval "$(tests/harness/mirror/mirror.sh env)"
 
-stage "yamllint" yamllint -s .
-stage "ansible-lint (production)" ansible-lint
-stage "unit and harness tests (pytest)" python -m pytest -q -p no:cacheprovider
-stage "ansible-test sanity" tests/tools/sanity.sh
-stage "collection build" ansible-galaxy collection build --force --output-path dist \
-  collections/ansible_collections/gpulab/rocm
+# --- the checks that need no container: one after the other, each stage timed --------------------------------------
+# Every check runs even when an earlier one failed (set -e does not apply in a function called with ||).
+static_checks() {
+  local rc=0
+  stage "yamllint" yamllint -s . || rc=1
+  stage "ansible-lint (production)" ansible-lint || rc=1
+  stage "unit and harness tests (pytest)" python -m pytest -q -p no:cacheprovider || rc=1
+  stage "ansible-test sanity" tests/tools/sanity.sh || rc=1
+  stage "collection build" ansible-galaxy collection build --force --output-path dist \
+    collections/ansible_collections/gpulab/rocm || rc=1
+  return $rc
+}
 
+# --- the Molecule scenarios ------------------------------------------------------------------------------------------
+# Longest first (measured: docs/testing.md), so the last one to start is a short one; any scenario not listed runs
+# after these. Each has its own containers, fleet report and (faults) private mirror server, so they run side by side.
+ORDER="lifecycle faults distro default hardware awx-runner security"
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
+  for name in $ORDER; do
+    if [ "$name" = awx-runner ] || [ -f "molecule/$name/molecule.yml" ]; then scenarios+=("$name"); fi
+  done
   for dir in molecule/*/; do
     name=$(basename "$dir")
-    [ -f "$dir/molecule.yml" ] && scenarios+=("$name")
+    [ -f "$dir/molecule.yml" ] && [[ " $ORDER " != *" $name "* ]] && scenarios+=("$name")
   done
-  scenarios+=(awx-runner)
 fi
-
-# Scenarios run GPULAB_MOLECULE_JOBS at a time (their containers have distinct names; most of their time is spent
-# waiting on apt and dpkg, so two at a time on two cores roughly halves the wall time). The faults scenario
-# injects mirror faults that other scenarios would see, so it runs alone, after the others.
 jobs=${GPULAB_MOLECULE_JOBS:-2}
-logs=.cache/logs
-mkdir -p "$logs"
 run_scenario() {
   local name=$1 start=$SECONDS rc=0
   if [ "$name" = awx-runner ]; then
     # Every playbook as an AWX job under ansible-runner, and the fleet report in Chromium (its own containers
-    # and mirror, so it runs beside the scenarios).
+    # and mirror).
     tests/runner/run.sh >"$logs/molecule-$name.log" 2>&1 || rc=$?
   else
     molecule test -s "$name" >"$logs/molecule-$name.log" 2>&1 || rc=$?
@@ -55,35 +65,45 @@ run_scenario() {
     >>"$logs/molecule-summary.txt"
   return $rc
 }
-: >"$logs/molecule-summary.txt"
-parallel=() serial=()
-for scenario in "${scenarios[@]}"; do
-  case " ${GPULAB_SERIAL_SCENARIOS:-faults} " in
-    *" $scenario "*) serial+=("$scenario") ;;
-    *) parallel+=("$scenario") ;;
-  esac
-done
 molecule_all() {
   local failed=0 running=0
-  for scenario in "${parallel[@]}"; do
+  : >"$logs/molecule-summary.txt"
+  for scenario in "${scenarios[@]}"; do
     run_scenario "$scenario" &
     running=$((running + 1))
     if [ "$running" -ge "$jobs" ]; then wait -n || failed=1; running=$((running - 1)); fi
   done
   while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
-  for scenario in "${serial[@]}"; do run_scenario "$scenario" || failed=1; done
-  cat "$logs/molecule-summary.txt"
-  if [ $failed -ne 0 ]; then
-    for name in $(awk '$NF == "FAILED" {print $2}' "$logs/molecule-summary.txt"); do
-      printf '\n--- %s (last 80 lines) ---\n' "$logs/molecule-$name.log"; tail -n 80 "$logs/molecule-$name.log"
-    done
-    return 1
-  fi
+  return $failed
 }
-stage "molecule (${#scenarios[@]} scenarios, $jobs at a time)" molecule_all
+
+start=$SECONDS
+static_rc=0 molecule_rc=0
+if [ "${GPULAB_STATIC_BESIDE:-1}" = 1 ]; then
+  # The scenarios wait on containers much of the time; the static checks fill that time on the same cores.
+  molecule_all &
+  molecule_pid=$!
+  static_checks || static_rc=$?
+  wait "$molecule_pid" || molecule_rc=$?
+else
+  static_checks || static_rc=$?
+  [ $static_rc -ne 0 ] || molecule_all || molecule_rc=$?
+fi
+molecule_wall=$((SECONDS - start))
+
+printf '\n=== molecule (%d scenarios, %d at a time) ===\n' "${#scenarios[@]}" "$jobs"
+cat "$logs/molecule-summary.txt"
+if [ $molecule_rc -ne 0 ]; then
+  for name in $(awk '$NF == "FAILED" {print $2}' "$logs/molecule-summary.txt"); do
+    printf '\n--- %s (last 80 lines) ---\n' "$logs/molecule-$name.log"; tail -n 80 "$logs/molecule-$name.log"
+  done
+fi
 
 printf '\n=== wall times ===\n'
 printf '%s\n' "${timings[@]}"
+printf '%-44s %4d s\n' "static checks and molecule$([ "${GPULAB_STATIC_BESIDE:-1}" = 1 ] && echo ' (side by side)')" \
+  "$molecule_wall"
 printf 'total %d s\n' "$SECONDS"
 printf 'molecule: %d passed, %d failed\n' "$(grep -c ' passed$' "$logs/molecule-summary.txt")" \
   "$(grep -c ' FAILED$' "$logs/molecule-summary.txt")"
+[ $static_rc -eq 0 ] && [ $molecule_rc -eq 0 ]
