@@ -53,7 +53,7 @@ options:
     description:
       - Packages whose versions in the apt sources are read (C(apt-cache madison)), for section C(candidates).
       - Section C(autoremove) lists what C(apt-get autoremove) would remove, and section C(fix_broken) what
-        C(apt-get install --fix-broken) would remove (simulations: nothing changes).
+        C(apt-get install --fix-broken) would remove (simulations, so nothing changes).
     type: list
     elements: str
     default: []
