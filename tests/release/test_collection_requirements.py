@@ -6,8 +6,11 @@ playbooks, site.yml, molecule, inventories, tests, the collection's plugins), th
 playbook of an installed collection (so `awx.lab.example` or `rocm.gpg.key` are not mistaken for one), plus what
 Molecule's docker driver requires for the scenarios that use it."""
 
+import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,12 +66,16 @@ def project_files():
 
 
 def molecule_driver_needs():
-    """What Molecule's docker driver asks for (its required_collections), for the scenarios that use it."""
-    from molecule_plugins.docker.driver import Docker
+    """What Molecule's docker driver asks for (its required_collections), for the scenarios that use it. Asked in a
+    subprocess: importing Molecule sets ANSIBLE_FORCE_COLOR in the importing process's environment."""
+    asked = subprocess.run([sys.executable, "-c", "import json; from molecule_plugins.docker.driver import Docker; "
+                            "print(json.dumps(Docker.required_collections.fget(None)))"],
+                           capture_output=True, text=True, check=True, timeout=60)
+    required = json.loads(asked.stdout)
     needs = {}
     for scenario in sorted(ROOT.glob("molecule/*/molecule.yml")):
         if (yaml.safe_load(scenario.read_text()).get("driver") or {}).get("name") == "docker":
-            for name, minimum in Docker.required_collections.fget(None).items():
+            for name, minimum in required.items():
                 needs.setdefault(name, (minimum, []))[1].append(scenario.parent.name)
     return needs
 
