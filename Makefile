@@ -1,6 +1,6 @@
 # The two set-up commands of the README: `make lab` runs the main job on the built-in local lab (containers + fixture
 # mirror); `make test` runs every test. Both install and start what they need on a fresh Debian machine.
-.PHONY: lab lab-down test lint unit setup
+.PHONY: lab lab-down test lint unit setup release
 
 lab: ## provision the local lab: containers + fixture mirror, site.yml, per-host summary
 	tests/harness/lab.sh up
@@ -19,3 +19,6 @@ lint: setup
 
 unit: setup
 	.venv/bin/python -m pytest -q collections/ansible_collections/gpulab/rocm/tests/unit
+
+release: ## the collection tarball with the roles and playbooks: dist/release/gpulab-rocm-<version>.tar.gz (needs .venv: make setup)
+	.venv/bin/python tests/tools/build_release.py

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Render the collection README's list of content (between markers): every module (its DOCUMENTATION), every
+filter (its .yml DOCUMENTATION), every role (the top-level roles' meta/argument_specs.yml, which the release
+tarball carries) and every playbook (playbooks/*.yml and site.yml, as the release tarball names them), so the
+README cannot drift from them. `--check` exits 1 when the README is stale (run by the tests)."""
+
+import argparse
+import ast
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+COLLECTION = ROOT / "collections" / "ansible_collections" / "gpulab" / "rocm"
+README = COLLECTION / "README.md"
+BEGIN, END = "<!-- BEGIN collection content (tests/tools/collection_docs.py) -->", "<!-- END collection content -->"
+MARKUP = re.compile(r"\b([CVOMIBEP])\(([^()]*)\)")
+
+
+def text(value):
+    """Ansible's documentation markup as Markdown, one table cell."""
+    value = " ".join(value) if isinstance(value, list) else str(value)
+    value = MARKUP.sub(lambda m: f"*{m.group(2)}*" if m.group(1) in "IB" else f"`{m.group(2)}`", value)
+    return value.replace("|", "\\|").replace("\n", " ").rstrip(".")
+
+
+def module_doc(path):
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "DOCUMENTATION":
+            return yaml.safe_load(node.value.value)
+    raise ValueError(f"{path} has no DOCUMENTATION")
+
+
+def modules():
+    rows = []
+    for path in sorted((COLLECTION / "plugins" / "modules").glob("*.py")):
+        doc = module_doc(path)
+        if doc["module"] != path.stem:
+            raise ValueError(f"{path}: DOCUMENTATION names module {doc['module']}")
+        action = (COLLECTION / "plugins" / "action" / path.name).is_file()
+        rows.append((path.stem, " (action: runs on the controller)" if action else "", text(doc["short_description"])))
+    return rows
+
+
+def filters():
+    rows = []
+    for path in sorted((COLLECTION / "plugins" / "filter").glob("*.py")):
+        doc = yaml.safe_load(path.with_suffix(".yml").read_text())["DOCUMENTATION"]
+        names = re.findall(r"'([a-z_][a-z0-9_]*)':", path.read_text().split("def filters(self):", 1)[1])
+        if names != [doc["name"]]:
+            raise ValueError(f"{path}: filters {names}, documented {doc['name']}")
+        rows.append((doc["name"], text(doc["short_description"])))
+    return rows
+
+
+def roles():
+    rows = []
+    for spec in sorted(ROOT.glob("roles/*/meta/argument_specs.yml")):
+        main = yaml.safe_load(spec.read_text())["argument_specs"]["main"]
+        rows.append((spec.parents[1].name, text(main["short_description"])))
+    return rows
+
+
+def playbooks():
+    """(name, plays): each play's name with the roles it runs or the playbook it imports, by collection names."""
+    rows = []
+    sources = sorted((ROOT / "playbooks").glob("*.yml")) + [ROOT / "site.yml"]
+    for path in sorted(sources, key=lambda p: p.stem):
+        plays = []
+        for play in yaml.safe_load(path.read_text()):
+            imported = play.get("ansible.builtin.import_playbook")
+            if imported:
+                what = "imports `gpulab.rocm.%s`" % Path(imported).stem
+            else:
+                names = [entry["role"] if isinstance(entry, dict) else entry for entry in play.get("roles", [])]
+                what = "roles " + ", ".join(f"`{name}`" for name in names)
+            plays.append(f"{text(play['name'])}: {what}")
+        rows.append((path.stem, "; ".join(plays)))
+    return rows
+
+
+def render():
+    out = ["### Modules", "", "| Module | What it does |", "|---|---|"]
+    out += [f"| `gpulab.rocm.{name}`{note} | {desc} |" for name, note, desc in modules()]
+    out += ["", "### Filters", "", "| Filter | What it does |", "|---|---|"]
+    out += [f"| `gpulab.rocm.{name}` | {desc} |" for name, desc in filters()]
+    out += ["", "### Roles (release tarball)", "", "In the project's checkout these are the top-level `roles/`.", "",
+            "| Role | What it does |", "|---|---|"]
+    out += [f"| `gpulab.rocm.{name}` | {desc} |" for name, desc in roles()]
+    out += ["", "### Playbooks (release tarball)", "",
+            "In the project's checkout these are `playbooks/*.yml` and `site.yml`.", "",
+            "| Playbook | Plays |", "|---|---|"]
+    out += [f"| `gpulab.rocm.{name}` | {plays} |" for name, plays in playbooks()]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    current = README.read_text()
+    head, rest = current.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    new = f"{head}{BEGIN}\n{render()}{END}{tail}"
+    if args.check:
+        if new != current:
+            print(f"{README.relative_to(ROOT)} is stale: run tests/tools/collection_docs.py", file=sys.stderr)
+            return 1
+        return 0
+    README.write_text(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
