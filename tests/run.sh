@@ -2,7 +2,7 @@
 # The test command (`make test`): from a fresh machine, installs and starts everything it needs, then runs the
 # checks that need no container (lint, unit tests, sanity, the collection build) beside every Molecule scenario.
 # Prints the wall time of each stage and of each scenario.
-# Usage: tests/run.sh [SCENARIO...]   (default: every scenario under molecule/ except shared, and awx-runner)
+# Usage: tests/run.sh [SCENARIO...]   (default: every scenario under molecule/ except shared, awx-runner, release)
 # GPULAB_MOLECULE_JOBS: scenarios at a time (default 2); GPULAB_STATIC_BESIDE=0 runs the static checks first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,19 +32,18 @@ static_checks() {
   stage "ansible-lint (production)" ansible-lint || rc=1
   stage "unit and harness tests (pytest)" python -m pytest -q -p no:cacheprovider || rc=1
   stage "ansible-test sanity" tests/tools/sanity.sh || rc=1
-  stage "collection build" ansible-galaxy collection build --force --output-path dist \
-    collections/ansible_collections/gpulab/rocm || rc=1
+  stage "release build (make release)" make --no-print-directory release || rc=1
   return $rc
 }
 
 # --- the Molecule scenarios ------------------------------------------------------------------------------------------
 # Longest first (measured: docs/testing.md), so the last one to start is a short one; any scenario not listed runs
 # after these. Each has its own containers, fleet report and (faults) private mirror server, so they run side by side.
-ORDER="lifecycle faults distro default hardware awx-runner security"
+ORDER="lifecycle faults distro default hardware awx-runner security release"
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
   for name in $ORDER; do
-    if [ "$name" = awx-runner ] || [ -f "molecule/$name/molecule.yml" ]; then scenarios+=("$name"); fi
+    if [[ $name == awx-runner || $name == release || -f molecule/$name/molecule.yml ]]; then scenarios+=("$name"); fi
   done
   for dir in molecule/*/; do
     name=$(basename "$dir")
@@ -58,6 +57,9 @@ run_scenario() {
     # Every playbook as an AWX job under ansible-runner, and the fleet report in Chromium (its own containers
     # and mirror).
     tests/runner/run.sh >"$logs/molecule-$name.log" 2>&1 || rc=$?
+  elif [ "$name" = release ]; then
+    # The release tarball installed alone, a playbook and a role by their collection names against a container.
+    python -m pytest -q -p no:cacheprovider -m container tests/release >"$logs/molecule-$name.log" 2>&1 || rc=$?
   else
     molecule test -s "$name" >"$logs/molecule-$name.log" 2>&1 || rc=$?
   fi

@@ -23,8 +23,7 @@ def test_the_default_list_resolves_in_debian_13s_archive(host):
     for name in MISSING:
         assert name in text, (name, run)
     assert runs.differences(before, runs.snapshot(host)) == []
-    # apt itself, on the same lists: every default name exists and installs with its dependencies (apt-get writes
-    # its solver log, /var/log/apt/eipp.log.xz, even when it only simulates).
+    # apt itself, on the same lists: every default name exists and installs with its dependencies.
     simulation = host.run("apt-get install --simulate --no-install-recommends " + " ".join(DEFAULTS))
     assert simulation.rc == 0, simulation.stderr
     installs = [line.split()[1] for line in simulation.stdout.splitlines() if line.startswith("Inst ")]

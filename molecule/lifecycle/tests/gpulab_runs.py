@@ -72,12 +72,14 @@ def playbook(path, limit, extra_vars=None, check=False, tags=None):
 
 
 # What a snapshot leaves out: kernel and runtime filesystems, temporary folders, Ansible's own working folder
-# (the connection creates and removes it on every task), and apt's binary caches, which any read-only apt query
-# (apt-cache madison, apt-cache policy) rebuilds when they are missing or older than the lists.
+# (the connection creates and removes it on every task), apt's binary caches, which any read-only apt query
+# (apt-cache madison, apt-cache policy) rebuilds when they are missing or older than the lists, and the planner log
+# that Debian 13's apt writes on every solver run, simulations (check mode) included.
 _SNAPSHOT = r"""
 set -e
 find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp -o -path /var/tmp \
-  -o -path /root/.ansible -o -path /var/cache/apt/pkgcache.bin -o -path /var/cache/apt/srcpkgcache.bin \) -prune \
+  -o -path /root/.ansible -o -path /var/cache/apt/pkgcache.bin -o -path /var/cache/apt/srcpkgcache.bin \
+  -o -path /var/log/apt/eipp.log.xz \) -prune \
   -o -printf '%y %m %u %g %s %p -> %l\n' | LC_ALL=C sort
 find /etc /opt -xdev -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
 dpkg -l
