@@ -25,24 +25,34 @@ command -v debootstrap >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get
 # Bumped when the recipe changes, so that a cached image of an older recipe is rebuilt.
 recipe=2
 
-for suite in "${suites[@]}"; do
-  tag="gpulab/debian:${suite}"
+build_image() {
+  local suite=$1 tag="gpulab/debian:$1" mirror root start
   if [ "$(docker image inspect -f '{{ index .Config.Labels "gpulab.image" }}' "$tag" 2>/dev/null)" = "$recipe" ]; then
     log "$tag cached"
-    continue
+    return 0
   fi
   mirror=$(debian_mirror)
   root=$(mktemp -d "/var/tmp/gpulab-rootfs-${suite}.XXXXXX")
   log "debootstrap $suite (this takes about a minute)"
   start=$(date +%s)
   debootstrap --variant=minbase --include=python3,sudo,ca-certificates,gnupg,procps \
-    "$suite" "$root" "$mirror" >"$root.log" 2>&1 || { tail -n 30 "$root.log" >&2; exit 1; }
+    "$suite" "$root" "$mirror" >"$root.log" 2>&1 || { tail -n 30 "$root.log" >&2; return 1; }
   # The lists an installed machine has (python3-apt and the kernel headers are looked up there), then no .debs.
   cp /etc/resolv.conf "$root/etc/resolv.conf"
-  chroot "$root" apt-get update -qq >>"$root.log" 2>&1 || { tail -n 30 "$root.log" >&2; exit 1; }
+  chroot "$root" apt-get update -qq >>"$root.log" 2>&1 || { tail -n 30 "$root.log" >&2; return 1; }
   # Containers get the resolver of their host; the image keeps none.
   rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/cache/apt/*.bin "$root/etc/resolv.conf"
   tar -C "$root" -c . | docker import -c 'CMD ["sleep", "infinity"]' -c "LABEL gpulab.image=$recipe" - "$tag" >/dev/null
   rm -rf "$root" "$root.log"
   log "$tag built in $(( $(date +%s) - start )) s"
+}
+
+# The suites at once: most of the time is downloading.
+pids=()
+for suite in "${suites[@]}"; do
+  build_image "$suite" &
+  pids+=($!)
 done
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+exit $failed

@@ -18,19 +18,21 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-tests/harness/docker-engine.sh
-tests/harness/base-images.sh bookworm trixie
-
-# The venv is rebuilt when a requirements file changes.
-stamp=.venv/.requirements.sha256
-want=$(cat requirements*.txt | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+# The venv is rebuilt when a requirements file changes. It downloads from the package index while debootstrap
+# downloads from Debian's archive: both run at once.
+build_venv() {
+  local stamp=.venv/.requirements.sha256 want
+  want=$(cat requirements*.txt | sha256sum | cut -d' ' -f1)
+  [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || return 0
   log "building .venv from requirements-test.txt"
   python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -r requirements-test.txt
-  for extra in requirements-validate.txt; do
-    [ -f "$extra" ] && .venv/bin/pip install -q -r "$extra"
-  done
+  .venv/bin/pip install -q -r requirements-test.txt -r requirements-validate.txt
   echo "$want" > "$stamp"
-fi
+}
+build_venv &
+venv_pid=$!
+
+tests/harness/docker-engine.sh
+tests/harness/base-images.sh bookworm trixie
+wait "$venv_pid" || { log "building .venv failed"; exit 1; }
