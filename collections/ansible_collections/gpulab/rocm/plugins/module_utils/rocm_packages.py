@@ -198,7 +198,8 @@ def plan_from(spec, installed, available):
     wants = wanted(spec)
     if source == 'distro':
         for name, _release, _required in wants:
-            if name in available:
+            # The probe lists every name it asked about; one apt offers no version of is missing.
+            if available.get(name):
                 result['install'].append(name)
             else:
                 result['missing'].append(name)

@@ -142,6 +142,12 @@ def test_a_distro_name_the_archive_lacks_is_missing():
     plan = rp.plan(spec("6.2.4", source="distro", distro=DEBIAN13 + ["miopen-hip"]), TRIXIE_624,
                    MADISON_TRIXIE_DISTRO)
     assert plan["missing"] == ["miopen-hip"]
+    # The probe lists every name it asked apt about, with no version for one apt lacks: still missing.
+    available = rp.parse_madison(MADISON_TRIXIE_DISTRO)
+    available["miopen-hip"] = []
+    plan = rp.plan_from(spec("6.2.4", source="distro", distro=DEBIAN13 + ["miopen-hip"]),
+                        rp.parse_installed(TRIXIE_624), available)
+    assert plan["missing"] == ["miopen-hip"] and "miopen-hip" not in plan["install"]
 
 
 def test_uninstall_purges_every_release():
