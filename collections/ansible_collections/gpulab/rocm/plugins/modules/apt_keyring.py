@@ -101,10 +101,10 @@ dest:
 
 import hashlib
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpulab.rocm.plugins.module_utils.download import DEFAULT_LIMIT, bounded_download
+from ansible_collections.gpulab.rocm.plugins.module_utils.root_files import write_atomic
 from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
     primary_fingerprints,
     trusted_fingerprints,
@@ -174,13 +174,8 @@ def main():
         result['changed'] = True
         result['diff'] = dict(before=describe(current), after=describe(keyring))
         if not module.check_mode:
-            directory = os.path.dirname(dest)
-            if not os.path.isdir(directory):
-                os.makedirs(directory, 0o755)
-            handle, tmp = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(dest))
-            with os.fdopen(handle, 'wb') as out:
-                out.write(keyring)
-            module.atomic_move(tmp, dest)
+            # Mode and owner follow from the file arguments below.
+            write_atomic(dest, keyring, owner=None)
     if not module.check_mode and os.path.exists(dest):
         file_args = module.load_file_common_arguments(dict(path=dest, mode=module.params['mode']))
         result['changed'] = module.set_fs_attributes_if_different(file_args, result['changed'])

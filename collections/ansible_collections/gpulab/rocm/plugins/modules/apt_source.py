@@ -146,6 +146,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
     primary_fingerprints, trusted_fingerprints, trusted_keyring,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.apt_errors import classify
+from ansible_collections.gpulab.rocm.plugins.module_utils.root_files import write_atomic
 
 ALLOWED_DIRS = ('/etc/apt/sources.list.d/', '/etc/apt/preferences.d/')
 
@@ -162,16 +163,8 @@ def read(path):
         return handle.read(), info.st_mode & 0o7777
 
 
-def write(module, path, content, mode=0o644):
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    handle, tmp = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path))
-    with os.fdopen(handle, 'wb') as out:
-        out.write(content)
-    os.chmod(tmp, mode)
-    os.chown(tmp, 0, 0)
-    module.atomic_move(tmp, path)
+def write(path, content, mode=0o644):
+    write_atomic(path, content, mode)
 
 
 def remove(path):
@@ -218,18 +211,10 @@ class Journal(object):
                             item.get('mode'))) for path, item in data['files'].items())
 
     def save(self, previous):
-        directory = os.path.dirname(self.path)
-        if not os.path.isdir(directory):
-            os.makedirs(directory, 0o700)
         data = {'files': dict((path, {'content': base64.b64encode(content).decode('ascii')
                                       if content is not None else None, 'mode': mode})
                               for path, (content, mode) in previous.items())}
-        handle, tmp = tempfile.mkstemp(dir=directory)
-        with os.fdopen(handle, 'w') as out:
-            json.dump(data, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.rename(tmp, self.path)
+        write_atomic(self.path, json.dumps(data).encode('ascii'), mode=0o600, dir_mode=0o700)
 
     def clear(self):
         remove(self.path)
@@ -366,7 +351,7 @@ def main():
         if desired[path] is None:
             remove(path)
         else:
-            write(module, path, desired[path])
+            write(path, desired[path])
 
     if wants_refresh:
         ok, output = refresh(module, sources_of(files), params['refresh_scope'])
@@ -375,7 +360,7 @@ def main():
                 if content is None:
                     remove(path)
                 else:
-                    write(module, path, content, mode or 0o644)
+                    write(path, content, mode or 0o644)
             restored_sources = sources_of(path for path, (content, _mode) in previous.items() if content)
             if restored_sources:
                 back, again = refresh(module, restored_sources)

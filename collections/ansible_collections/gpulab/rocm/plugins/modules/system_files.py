@@ -76,9 +76,9 @@ ldconfig:
 
 import os
 import stat
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpulab.rocm.plugins.module_utils.root_files import write_atomic
 
 
 def current(path):
@@ -141,16 +141,9 @@ def main():
     ldconfig = module.params['ldconfig'] or any(path.startswith('/etc/ld.so.conf.d/') for path in changed)
     if not module.check_mode:
         for path in writes:
-            handle, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix='.%s.' % os.path.basename(path))
             try:
-                with os.fdopen(handle, 'wb') as out:
-                    out.write(wanted[path])
-                os.chown(tmp, 0, 0)
-                os.chmod(tmp, mode)
-                os.rename(tmp, path)
+                write_atomic(path, wanted[path], mode)
             except (IOError, OSError) as exc:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
                 module.fail_json(msg='Cannot write %s: %s' % (path, exc), changed_files=writes[:writes.index(path)])
         for path in removals:
             os.unlink(path)
