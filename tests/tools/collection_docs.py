@@ -4,13 +4,14 @@ filter (its .yml DOCUMENTATION), every role (the top-level roles' meta/argument_
 tarball carries) and every playbook (playbooks/*.yml and site.yml, as the release tarball names them), so the
 README cannot drift from them. `--check` exits 1 when the README is stale (run by the tests)."""
 
-import argparse
 import ast
 import re
 import sys
 from pathlib import Path
 
 import yaml
+
+import generated_block  # beside this file
 
 ROOT = Path(__file__).resolve().parents[2]
 COLLECTION = ROOT / "collections" / "ansible_collections" / "gpulab" / "rocm"
@@ -96,22 +97,5 @@ def render():
     return "\n".join(out) + "\n"
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--check", action="store_true")
-    args = parser.parse_args()
-    current = README.read_text()
-    head, rest = current.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    new = f"{head}{BEGIN}\n{render()}{END}{tail}"
-    if args.check:
-        if new != current:
-            print(f"{README.relative_to(ROOT)} is stale: run tests/tools/collection_docs.py", file=sys.stderr)
-            return 1
-        return 0
-    README.write_text(new)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generated_block.main(README, BEGIN, END, render, "tests/tools/collection_docs.py", __doc__))

@@ -3,7 +3,6 @@
 README.md (between markers), so the README cannot drift from them. `--check` exits 1 when the README is stale (run
 by the tests)."""
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "collections"))
 from ansible_collections.gpulab.rocm.plugins.module_utils import stack  # noqa: E402  (the collection in this tree)
+import generated_block  # noqa: E402  (beside this file)
 
 BEGIN, END = "<!-- BEGIN role variables (tests/tools/role_docs.py) -->", "<!-- END role variables -->"
 
@@ -42,23 +42,5 @@ def render():
     return "\n".join(out)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--check", action="store_true")
-    args = parser.parse_args()
-    readme = ROOT / "README.md"
-    text = readme.read_text()
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    new = f"{head}{BEGIN}\n{render()}{END}{tail}"
-    if args.check:
-        if new != text:
-            print("README.md's role variables are stale: run tests/tools/role_docs.py", file=sys.stderr)
-            return 1
-        return 0
-    readme.write_text(new)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generated_block.main(ROOT / "README.md", BEGIN, END, render, "tests/tools/role_docs.py", __doc__))
