@@ -119,7 +119,8 @@ ansible_facts:
   contains:
     gpulab_node:
       description: One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups),
-        C(alternatives), C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates)),
+        C(alternatives), C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates),
+        C(containers)),
         plus C(sections) and C(params).
       returned: always
       type: dict
