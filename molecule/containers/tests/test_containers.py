@@ -31,6 +31,14 @@ def seen(host, device, user=None):
     return sorted(result.stdout.split())
 
 
+def changes(before, after):
+    """What changed between two snapshots, but for the engines' own storage, where the check's containers come and go
+    (root's /var/lib/containers, the check user's ~/.local/share/containers) and where a read-only query may rewrite
+    a database file."""
+    storage = ("/var/lib/containers/", "/.local/share/containers/", "/.config/containers/")
+    return [line for line in differences(before, after) if not any(part in line for part in storage)]
+
+
 def spec(host):
     return json.loads(host.file(SPEC).content_string)
 
@@ -96,7 +104,7 @@ def test_changing_the_gpu_count_rewrites_the_spec(host):
     assert run.rc == 0, run
     assert "Write the CDI spec" in run.changed_tasks(), run
     assert not host.file(SPEC).exists
-    assert differences(state, snapshot(host)) == []
+    assert changes(state, snapshot(host)) == []
 
     # Back to both GPUs: the spec is written as the converge wrote it.
     run = playbook("playbooks/provision.yml", HOST, tags="containers")
@@ -110,7 +118,7 @@ def test_the_provisioning_playbook_changes_nothing_on_a_converged_host(host):
     assert run.rc == 0 and run.changed(HOST) == 0, run
     # The check ran (it runs on every converge), and found the GPUs.
     assert "3 container(s) saw exactly their GPUs" in run.output, run  # all, 0 and 1
-    assert differences(state, snapshot(host)) == []
+    assert changes(state, snapshot(host)) == []
 
 
 def test_a_host_with_no_amd_gpu_is_skipped_and_unchanged(host):
@@ -119,7 +127,7 @@ def test_a_host_with_no_amd_gpu_is_skipped_and_unchanged(host):
                    extra_vars={"rocm_preflight_sysfs_root": "/srv/gpulab-sysfs-none"})
     assert run.rc == 0 and run.changed(HOST) == 0, run
     assert "no AMD GPU on this host: rocm_containers changes nothing here" in run.output, run
-    assert differences(state, snapshot(host)) == []
+    assert changes(state, snapshot(host)) == []
 
 
 def _quote(text):

@@ -287,8 +287,13 @@ def plan(node, wanted, stack):
     install = []
     for engine in wanted['engines']:
         if not (engines.get(engine) or {}).get('path'):
-            install += [name for name in wanted.get('%s_packages' % engine) or [] if not installed(name)]
-            result.change('install %s' % engine, 'no %s on the host' % engine)
+            missing = [name for name in wanted.get('%s_packages' % engine) or [] if not installed(name)]
+            if missing:
+                install += missing
+                result.change('install %s (%s)' % (engine, ', '.join(missing)), 'no %s on the host' % engine)
+            else:
+                result.warn('%s is not on the PATH although rocm_containers_%s_packages are installed: nothing is '
+                            'installed; check the packages' % (engine, engine))
     if wanted.get('check', True):
         missing = [name for name in wanted.get('check_packages') or [] if not installed(name)]
         if missing:

@@ -132,7 +132,11 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    engine = module.get_bin_path(params['engine'], required=True)
+    engine = module.get_bin_path(params['engine'])
+    if not engine:
+        if module.check_mode:  # an earlier task of the role installs it; check mode only said so
+            module.exit_json(changed=True, imported=True, msg='check mode: %s is not installed yet' % params['engine'])
+        module.fail_json(msg='%s is not installed (or not on PATH)' % params['engine'])
     rootless = os.geteuid() != 0
     rc, _out, _err = module.run_command([engine, 'image', 'inspect', '--format', '{{.Id}}', params['image']])
     imported = rc != 0
