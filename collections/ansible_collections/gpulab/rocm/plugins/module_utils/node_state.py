@@ -475,3 +475,22 @@ def docker_daemon(root='/', proc_root='/proc'):
             if comm == 'dockerd':
                 return {'running': True, 'pid': int(text), 'started_at': process_start_time(proc_root, int(text))}
     return {'running': False, 'pid': None, 'started_at': None}
+
+
+SUBID_FILES = ('/etc/subuid', '/etc/subgid')
+
+
+def parse_subids(text):
+    """/etc/subuid or /etc/subgid -> [[owner (a name or a uid), first id, count]] of its valid lines."""
+    ranges = []
+    for line in (text or '').splitlines():
+        parts = line.strip().split(':')
+        if len(parts) == 3 and parts[0] and parts[1].isdigit() and parts[2].isdigit():
+            ranges.append([parts[0], int(parts[1]), int(parts[2])])
+    return ranges
+
+
+def local_users(root='/'):
+    """The names in /etc/passwd (usermod changes only those; a directory service's users are its own)."""
+    return sorted(set(line.split(':', 1)[0] for line in (read_text(at(root, '/etc/passwd'), limit=16 << 20) or '')
+                      .splitlines() if line and not line.startswith(('#', '+', '-'))))

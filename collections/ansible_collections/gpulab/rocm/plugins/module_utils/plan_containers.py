@@ -60,6 +60,9 @@ def check(wanted, stack):
     if not isinstance(spec, str) or not _SPEC_PATH_RE.match(spec) or '/../' in spec + '/':
         problems.append('rocm_containers_cdi_spec must be a .json file directly in /etc/cdi or /var/run/cdi (where '
                         'the engines read specs), named with letters, digits and "._-"; got %r' % (spec,))
+    count = wanted.get('subid_count', 65536)
+    if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= 2 ** 24:
+        problems.append('rocm_containers_subid_count must be a number of ids from 0 to 16777216, got %r' % (count,))
     users = wanted.get('check_users') or []
     bad = [user for user in users if not isinstance(user, str) or not USER_NAME_RE.match(user)]
     if not isinstance(users, list) or bad:
@@ -251,16 +254,17 @@ def _version(text):
 
 def plan(node, wanted, stack):
     """wanted: enabled, engines, podman_packages, docker_packages, check_packages, cdi_spec, cdi_additional_gids,
-    hsa_override_enabled, docker_cdi, docker_restart_running, check, check_users.
+    hsa_override_enabled, docker_cdi, docker_restart_running, check, check_users, subid_count.
 
     Returns the Plan: skip (a reason, or None), install [packages], dirs [folders to make], spec {path: text},
     spec_remove [paths], daemon_json {path: text}, daemon_json_mode, restart_docker (bool), gpus, cdi (the spec),
+    subids [{'user', 'subuids': 'FIRST-LAST' or None, 'subgids': ..., 'argv': the usermod command}],
     check: {'engines' (checked as root), 'users' (checked with rootless Podman), 'cases' {device name: paths},
     'gids', 'image', 'busybox'}.
     """
     result = Plan('containers')
     result.update(skip=None, install=[], dirs=[], spec={}, spec_remove=[], daemon_json={}, daemon_json_mode='0644',
-                  restart_docker=False, gpus=[], cdi=None, check={'engines': [], 'users': [], 'cases': {}, 'gids': [],
+                  restart_docker=False, gpus=[], cdi=None, subids=[], check={'engines': [], 'users': [], 'cases': {}, 'gids': [],
                                                         'image': CHECK_IMAGE, 'busybox': BUSYBOX})
     if not wanted.get('enabled'):
         result['skip'] = 'rocm_containers_enabled is false'
@@ -346,6 +350,8 @@ def plan(node, wanted, stack):
         result['spec_remove'].append(path)
         result.change('remove %s' % path, 'no GPU of this host can be used in a container (see the warnings)')
 
+    if 'podman' in wanted['engines'] and wanted.get('subid_count', 65536):
+        result['subids'] = subid_ranges(node, stack['gpu_users'], wanted.get('subid_count', 65536), result)
     docker_check = _docker(node, wanted, state, result)
     if wanted.get('check', True) and gpus:
         check_engines = (['podman'] if 'podman' in wanted['engines'] else []) + (['docker'] if docker_check else [])
@@ -358,6 +364,45 @@ def plan(node, wanted, stack):
                     result.warn('user %s does not exist: the rootless check runs without them' % user)
         result['check'].update(engines=check_engines, users=users)
     return result
+
+
+def subid_ranges(node, users, count, result):
+    """Subordinate uid and gid ranges for the GPU users who lack one (rootless Podman maps an image's other owners
+    into them). A new range starts after every range either file holds, so none overlaps; the same range is given
+    in both files."""
+    state = node.get('containers') or {}
+    files = state.get('subids') or {}
+    local = state.get('local_users') or []
+    known = node.get('users') or {}
+    taken = [start + size for path in ns.SUBID_FILES for _owner, start, size in files.get(path) or []]
+    following = max([100000] + taken)
+    planned = []
+    for user in users:
+        info = known.get(user) or {}
+        if not info.get('exists'):
+            continue
+        owners = (user, str(info.get('uid')))
+        have = dict((path, any(owner in owners for owner, _start, _size in files.get(path) or []))
+                    for path in ns.SUBID_FILES)
+        if all(have.values()):
+            continue
+        if user not in local:
+            result.warn('user %s has no subordinate ids and is not in /etc/passwd (a directory service\'s user): '
+                        'rootless Podman runs only images whose files all belong to root for them; give them ranges '
+                        'in the directory, or in /etc/subuid and /etc/subgid' % user)
+            continue
+        span = '%d-%d' % (following, following + count - 1)
+        following += count
+        entry = {'user': user, 'subuids': None if have['/etc/subuid'] else span,
+                 'subgids': None if have['/etc/subgid'] else span}
+        # The user name is checked (stack.USER_NAME_RE) and comes after '--': never read as an option.
+        entry['argv'] = (['usermod'] + (['--add-subuids', span] if entry['subuids'] else [])
+                         + (['--add-subgids', span] if entry['subgids'] else []) + ['--', user])
+        planned.append(entry)
+        result.change('give %s subordinate ids %s' % (user, span), 'rootless Podman maps the files of an image\'s '
+                      'other owners into them; %s has none for %s'
+                      % (' and '.join(path for path in ns.SUBID_FILES if not have[path]), user))
+    return planned
 
 
 def _docker(node, wanted, state, result):

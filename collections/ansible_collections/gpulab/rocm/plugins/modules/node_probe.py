@@ -32,7 +32,8 @@ options:
       - Section C(containers) (read for the C(rocm_containers) role) reads the container engines present
         (C(podman), C(docker) and their versions), whether dockerd runs, when it started and how many containers it
         runs, C(/etc/docker/daemon.json), the CDI specs of C(/etc/cdi) and C(/var/run/cdi), C(/dev/kfd) and
-        C(/dev/dri), and C(/bin/busybox).
+        C(/dev/dri), C(/bin/busybox), the ranges of C(/etc/subuid) and C(/etc/subgid), and which of O(users) are
+        local (in C(/etc/passwd)).
     type: list
     elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions, candidates,
@@ -341,6 +342,9 @@ class Probe(object):
             'cdi_dirs': folders,
             'devices': ns.gpu_device_nodes('/'),
             'busybox': ns.describe_file('/bin/busybox', with_content=False),
+            'subids': dict((path, ns.parse_subids(ns.read_text(path, limit=16 << 20)))
+                           for path in ns.SUBID_FILES),
+            'local_users': [name for name in ns.local_users('/') if name in self.params['users']],
         }
 
     def versions(self):

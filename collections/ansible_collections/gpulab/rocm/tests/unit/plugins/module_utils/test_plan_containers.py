@@ -33,7 +33,7 @@ NODE_6600 = {"node": 2, "properties": {"simd_count": 56, "simd_per_cu": 2, "vend
 WANTED = {"enabled": True, "engines": ["podman"], "podman_packages": ["podman", "uidmap", "passt"],
           "docker_packages": ["docker.io"], "cdi_spec": SPEC, "cdi_additional_gids": True,
           "hsa_override_enabled": True, "docker_cdi": True, "docker_restart_running": False, "check": True,
-          "check_packages": ["busybox-static"], "check_users": []}
+          "check_packages": ["busybox-static"], "check_users": [], "subid_count": 65536}
 
 
 def probe(name):
@@ -67,7 +67,10 @@ def gpu_node(tmp_path, functions=(RX6900XT, RX6600), kfd=(CPU_NODE, NODE_6900, N
         "daemon_json": {"exists": False, "type": None}, "docker_dir": {"exists": False, "type": None},
         "cdi_specs": {}, "cdi_dirs": {"/etc/cdi": {"exists": True, "type": "directory"},
                                       "/var/run/cdi": {"exists": False, "type": None}},
-        "devices": devices, "busybox": {"exists": True, "type": "file"}}
+        "devices": devices, "busybox": {"exists": True, "type": "file"},
+        "subids": {"/etc/subuid": [["alice", 100000, 65536], ["bob", 165536, 65536]],
+                   "/etc/subgid": [["alice", 100000, 65536], ["bob", 165536, 65536]]},
+        "local_users": ["alice", "bob"]}
     node["sections"] = sorted(set(node["sections"]) | {"containers"})
     return node
 
@@ -367,3 +370,40 @@ def test_device_nodes_are_described_without_following_links(tmp_path):
     assert nodes["/dev/kfd"]["type"] == "symlink" and nodes["/dev/dri/renderD128"]["type"] == "file"
     real = ns.device_node("/dev/null")
     assert (real["type"], real["major"], real["minor"]) == ("char", 1, 3)
+
+
+# --- subordinate ids for rootless Podman --------------------------------------------------------------------------
+
+def test_gpu_users_without_subordinate_ids_get_free_ranges(tmp_path):
+    node = gpu_node(tmp_path)
+    uid = str(node["users"]["bob"]["uid"])
+    node["containers"]["subids"] = {"/etc/subuid": [["carol", 100000, 65536], [uid, 165536, 65536]],
+                                    "/etc/subgid": [["carol", 100000, 65536], ["dave", 300000, 1000]]}
+    node["containers"]["local_users"] = ["alice", "bob"]
+    plan = plan_containers.plan(node, WANTED, inputs())
+    # After every range of either file (dave's ends at 300999); bob (by uid) has subuids and lacks subgids only.
+    assert plan["subids"] == [
+        {"user": "alice", "subuids": "301000-366535", "subgids": "301000-366535",
+         "argv": ["usermod", "--add-subuids", "301000-366535", "--add-subgids", "301000-366535", "--", "alice"]},
+        {"user": "bob", "subuids": None, "subgids": "366536-432071",
+         "argv": ["usermod", "--add-subgids", "366536-432071", "--", "bob"]}]
+    assert {"change": "give alice subordinate ids 301000-366535",
+            "reason": "rootless Podman maps the files of an image's other owners into them; /etc/subuid and "
+                      "/etc/subgid has none for alice"} in plan["changes"]
+
+
+def test_subordinate_ids_are_left_to_a_directory_service_or_off(tmp_path):
+    node = gpu_node(tmp_path)
+    node["containers"]["subids"] = {"/etc/subuid": [["alice", 100000, 65536]], "/etc/subgid": [["alice", 100000, 65536]]}
+    node["containers"]["local_users"] = ["alice"]  # bob comes from LDAP
+    plan = plan_containers.plan(node, WANTED, inputs())
+    assert plan["subids"] == []
+    assert any(n.startswith("user bob has no subordinate ids and is not in /etc/passwd") for n in plan["notices"])
+    assert plan_containers.plan(node, dict(WANTED, subid_count=0), inputs())["subids"] == []
+    with pytest.raises(PlanError, match="rocm_containers_subid_count must be a number"):
+        plan_containers.plan(node, dict(WANTED, subid_count=-1), inputs())
+
+
+def test_subordinate_id_files():
+    assert ns.parse_subids("alice:100000:65536\n# comment\nbroken\n1001:165536:65536\n") == [
+        ["alice", 100000, 65536], ["1001", 165536, 65536]]
