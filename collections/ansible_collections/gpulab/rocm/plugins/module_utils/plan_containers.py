@@ -400,8 +400,9 @@ def subid_ranges(node, users, count, result):
                          + (['--add-subgids', span] if entry['subgids'] else []) + ['--', user])
         planned.append(entry)
         result.change('give %s subordinate ids %s' % (user, span), 'rootless Podman maps the files of an image\'s '
-                      'other owners into them; %s has none for %s'
-                      % (' and '.join(path for path in ns.SUBID_FILES if not have[path]), user))
+                      'other owners into them; %s %s none for %s'
+                      % (' and '.join(path for path in ns.SUBID_FILES if not have[path]),
+                         'has' if any(have.values()) else 'have', user))
     return planned
 
 

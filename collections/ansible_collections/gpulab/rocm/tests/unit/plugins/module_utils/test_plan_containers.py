@@ -389,7 +389,7 @@ def test_gpu_users_without_subordinate_ids_get_free_ranges(tmp_path):
          "argv": ["usermod", "--add-subgids", "366536-432071", "--", "bob"]}]
     assert {"change": "give alice subordinate ids 301000-366535",
             "reason": "rootless Podman maps the files of an image's other owners into them; /etc/subuid and "
-                      "/etc/subgid has none for alice"} in plan["changes"]
+                      "/etc/subgid have none for alice"} in plan["changes"]
 
 
 def test_subordinate_ids_are_left_to_a_directory_service_or_off(tmp_path):
