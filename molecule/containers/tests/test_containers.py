@@ -73,6 +73,9 @@ def test_the_containers_get_the_groups_and_the_override(host):
 def test_a_listed_user_starts_it_rootless(host):
     # alice is among rocm_gpu_users; rootless Podman, her own storage, her own groups passed in.
     assert host.check_output("id -u alice") != "0"
+    # Her subordinate ids (given by the role where useradd gave none) let rootless Podman map an image's owners.
+    assert host.check_output("grep -c '^alice:' /etc/subuid") == "1"
+    assert host.check_output("grep -c '^alice:' /etc/subgid") == "1"
     assert seen(host, "amd.com/gpu=all", user="alice") == ["/dev/kfd"] + GPU0 + GPU1
     assert seen(host, "amd.com/gpu=1", user="alice") == ["/dev/kfd"] + GPU1
 
