@@ -264,8 +264,8 @@ def plan(node, wanted, stack):
     """
     result = Plan('containers')
     result.update(skip=None, install=[], dirs=[], spec={}, spec_remove=[], daemon_json={}, daemon_json_mode='0644',
-                  restart_docker=False, gpus=[], cdi=None, subids=[], check={'engines': [], 'users': [], 'cases': {}, 'gids': [],
-                                                        'image': CHECK_IMAGE, 'busybox': BUSYBOX})
+                  restart_docker=False, gpus=[], cdi=None, subids=[],
+                  check={'engines': [], 'users': [], 'cases': {}, 'gids': [], 'image': CHECK_IMAGE, 'busybox': BUSYBOX})
     if not wanted.get('enabled'):
         result['skip'] = 'rocm_containers_enabled is false'
         return result
