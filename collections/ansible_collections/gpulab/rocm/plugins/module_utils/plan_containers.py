@@ -127,9 +127,8 @@ def listed_gpus(node):
             path = '/dev/dri/' + cards[0]
             if (devices.get(path) or {}).get('type') == 'char':
                 card = path
-        gpus.append({'index': len(gpus), 'bdf': dev.get('bdf'), 'name': dev.get('name'),
-                     'kfd_node': kfd_node.get('node'), 'gfx_target': kfd_node.get('gfx_target') or dev.get('gfx_target'),
-                     'render': render, 'card': card})
+        gpus.append({'index': len(gpus), 'bdf': dev.get('bdf'), 'name': dev.get('name'), 'kfd_node': kfd_node.get('node'),
+                     'gfx_target': kfd_node.get('gfx_target') or dev.get('gfx_target'), 'render': render, 'card': card})
     return gpus, warnings
 
 

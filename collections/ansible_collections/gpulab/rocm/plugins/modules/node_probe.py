@@ -36,8 +36,8 @@ options:
         local (in C(/etc/passwd)).
     type: list
     elements: str
-    choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions, candidates,
-              paths, autoremove, fix_broken, containers]
+    choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions,
+              candidates, paths, autoremove, fix_broken, containers]
   users:
     description: Users whose groups and C(~/.bashrc) block are read (the stack-wide C(rocm_gpu_users)).
     type: list
