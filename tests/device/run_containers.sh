@@ -15,9 +15,11 @@ snapshot() {
 snapshot /tmp/before.txt
 for run in 1 2; do
   start=$(date +%s%N)
-  ansible-playbook -i tests/device/inventory.yml tests/device/containers.yml -v > "$OUT/containers-run$run.log" 2>&1
+  ansible-playbook -i tests/device/inventory.yml tests/device/containers.yml > "$OUT/containers-run$run.log" 2>&1
   echo "containers.yml rc=$? in $(( ($(date +%s%N) - start) / 1000000 )) ms" >> "$OUT/containers-run$run.log"
 done
 snapshot /tmp/after.txt
 diff /tmp/before.txt /tmp/after.txt > "$OUT/snapshot-diff.txt" && echo "no change: every path under /etc, /usr/bin, /usr/sbin and /var/lib/dpkg/info (type, mode, owner, size), checksums of every file under /etc, and dpkg -l are identical before and after" > "$OUT/snapshot-diff.txt"
+# No package archive's or registry's host name goes into the saved logs: every URL's host is replaced.
+sed -i -E 's#(https?://)[^/[:space:]]+#\1REDACTED-HOST#g' "$OUT"/*.log "$OUT"/*.txt
 tail -n 20 "$OUT/containers-run1.log"; cat "$OUT/snapshot-diff.txt"
