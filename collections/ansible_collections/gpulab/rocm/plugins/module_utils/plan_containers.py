@@ -34,6 +34,11 @@ CDI_VERSION_NAMES = '0.5.0'
 CDI_VERSION_GIDS = '0.7.0'
 # Docker reads CDI specs from release 25 on (with "features": {"cdi": true} in daemon.json).
 DOCKER_CDI_SINCE = (25, 0)
+# What installs Docker from the distribution when rocm_containers_docker_packages is empty: Debian 13 ships the
+# client (/usr/bin/docker) in a package of its own, which docker.io only recommends (the role installs without
+# Recommends); elsewhere docker.io holds both.
+DOCKER_PACKAGES = {'Debian 13': ['docker.io', 'docker-cli']}
+DOCKER_PACKAGES_DEFAULT = ['docker.io']
 
 _PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+$')
 _SPEC_PATH_RE = re.compile(r'^(/etc/cdi|/var/run/cdi)/[A-Za-z0-9][A-Za-z0-9._-]*\.json$')
@@ -246,6 +251,16 @@ def merged_daemon_json(data):
     return json.dumps(merged, indent=2) + '\n'
 
 
+def engine_packages(node, wanted, engine):
+    """The packages that install an engine: the variable's, or for Docker when it is empty the distribution's."""
+    names = list(wanted.get('%s_packages' % engine) or [])
+    if engine == 'docker' and not names:
+        os_info = node.get('os') or {}
+        names = list(DOCKER_PACKAGES.get('%s %s' % (os_info.get('distribution'), os_info.get('version')),
+                                         DOCKER_PACKAGES_DEFAULT))
+    return names
+
+
 def _version(text):
     numbers = re.findall(r'\d+', text or '')
     return tuple(int(number) for number in numbers[:2]) if len(numbers) >= 2 else None
@@ -259,12 +274,12 @@ def plan(node, wanted, stack):
     spec_remove [paths], daemon_json {path: text}, daemon_json_mode, restart_docker (bool), gpus, cdi (the spec),
     subids [{'user', 'subuids': 'FIRST-LAST' or None, 'subgids': ..., 'argv': the usermod command}],
     check: {'engines' (checked as root), 'users' (checked with rootless Podman), 'cases' {device name: paths},
-    'gids', 'image', 'busybox'}.
+    'gids' {engine: the groups its containers must have}, 'image', 'busybox'}.
     """
     result = Plan('containers')
     result.update(skip=None, install=[], dirs=[], spec={}, spec_remove=[], daemon_json={}, daemon_json_mode='0644',
                   restart_docker=False, gpus=[], cdi=None, subids=[],
-                  check={'engines': [], 'users': [], 'cases': {}, 'gids': [], 'image': CHECK_IMAGE, 'busybox': BUSYBOX})
+                  check={'engines': [], 'users': [], 'cases': {}, 'gids': {}, 'image': CHECK_IMAGE, 'busybox': BUSYBOX})
     if not wanted.get('enabled'):
         result['skip'] = 'rocm_containers_enabled is false'
         return result
@@ -290,7 +305,7 @@ def plan(node, wanted, stack):
     install = []
     for engine in wanted['engines']:
         if not (engines.get(engine) or {}).get('path'):
-            missing = [name for name in wanted.get('%s_packages' % engine) or [] if not installed(name)]
+            missing = [name for name in engine_packages(node, wanted, engine) if not installed(name)]
             if missing:
                 install += missing
                 result.change('install %s (%s)' % (engine, ', '.join(missing)), 'no %s on the host' % engine)
@@ -344,7 +359,10 @@ def plan(node, wanted, stack):
             [(str(gpu['index']), ['/dev/kfd', gpu['render']] + ([gpu['card']] if gpu['card'] else []))
              for gpu in gpus] + [('all', sorted(set(['/dev/kfd'] + [p for gpu in gpus
                                                                        for p in (gpu['render'], gpu['card']) if p])))])
-        result['check']['gids'] = gids
+        # Podman adds the spec's additionalGids to the container's groups. Docker 26 (Debian 13's, seen in the
+        # containers scenario) drops them when it sets up the container's user; moby/moby#52579 fixes that: its
+        # containers are not held to them.
+        result['check']['gids'] = {'podman': gids, 'docker': []}
     elif current.get('exists'):
         result['spec_remove'].append(path)
         result.change('remove %s' % path, 'no GPU of this host can be used in a container (see the warnings)')

@@ -24,7 +24,7 @@ SECTIONS = {
     'access': ('files', 'users'),
     'env': ('files', 'users', 'ldconfig', 'gpus'),
     # Plus 'containers' (plan_containers.probe_needs), read only where the role is enabled and an AMD GPU is there.
-    'containers': ('packages', 'users', 'gpus'),
+    'containers': ('os', 'packages', 'users', 'gpus'),
     'verify': ('os', 'gpus', 'tools', 'versions'),
     'report': ('os', 'gpus', 'tools', 'versions'),
 }

@@ -84,6 +84,7 @@ runs:
 import io
 import os
 import tarfile
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -120,6 +121,19 @@ def parse_output(text):
     return sorted(devices), gids
 
 
+def wait_for_docker(module, engine, seconds=30):
+    """dockerd answers some time after a restart (at once with systemd's notify, later with an init script): wait
+    for it, so that its check does not fail on a daemon that is still starting."""
+    deadline = time.time() + seconds
+    while True:
+        rc, out, err = module.run_command([engine, 'version', '--format', '{{.Server.Version}}'])
+        if rc == 0:
+            return
+        if time.time() > deadline:
+            module.fail_json(msg='dockerd does not answer after %d s: %s' % (seconds, (err or out).strip()))
+        time.sleep(1)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -138,6 +152,8 @@ def main():
             module.exit_json(changed=True, imported=True, msg='check mode: %s is not installed yet' % params['engine'])
         module.fail_json(msg='%s is not installed (or not on PATH)' % params['engine'])
     rootless = os.geteuid() != 0
+    if params['engine'] == 'docker' and not module.check_mode:
+        wait_for_docker(module, engine)
     rc, _out, _err = module.run_command([engine, 'image', 'inspect', '--format', '{{.Id}}', params['image']])
     imported = rc != 0
     if imported and not module.check_mode:
@@ -177,7 +193,8 @@ def main():
     if problems:
         module.fail_json(msg='%s: %s' % (params['engine'], '; '.join(problems)), runs=runs, imported=imported)
     module.exit_json(changed=imported, imported=imported, runs=runs,
-                     msg='%s: %d container(s) saw exactly their GPUs' % (params['engine'], len(runs)))
+                     msg='%s%s: %d container(s) saw exactly their GPUs'
+                     % (params['engine'], ' (rootless, uid %d)' % os.geteuid() if rootless else '', len(runs)))
 
 
 if __name__ == '__main__':

@@ -110,6 +110,8 @@ def test_the_spec_names_each_gpu_by_index_and_all(tmp_path):
         "1": ["/dev/kfd", "/dev/dri/renderD129", "/dev/dri/card2"],
         "all": ["/dev/dri/card1", "/dev/dri/card2", "/dev/dri/renderD128", "/dev/dri/renderD129", "/dev/kfd"]}
     assert plan["check"]["engines"] == ["podman"] and plan["check"]["users"] == ["alice"]
+    # Podman's containers must have the groups; Docker's are not held to them (Docker 26 drops them).
+    assert plan["check"]["gids"] == {"podman": [44, 999], "docker": []}
 
 
 def test_the_spec_is_written_once_and_again_when_the_gpus_change(tmp_path):
@@ -193,6 +195,25 @@ def test_a_missing_engine_and_busybox_are_installed_a_present_one_is_left(tmp_pa
     # Docker installed some other way (docker-ce) is left as it is: nothing of docker.io is installed.
     node["containers"]["engines"]["docker"] = {"path": "/usr/bin/docker", "version": "27.5.1"}
     assert "docker.io" not in plan_containers.plan(node, dict(WANTED, engines=["podman", "docker"]), inputs())["install"]
+
+
+@pytest.mark.parametrize("distribution, version, packages", [
+    ("Debian", "13", ["docker.io", "docker-cli"]),  # the client is a package of its own, only recommended
+    ("Debian", "12", ["docker.io"]),
+    ("Ubuntu", "24.04", ["docker.io"]),
+])
+def test_docker_comes_from_the_distributions_packages_unless_named(tmp_path, distribution, version, packages):
+    node = gpu_node(tmp_path)
+    node["os"].update(distribution=distribution, version=version)
+    wanted = dict(WANTED, engines=["docker"], docker_packages=[])
+    assert plan_containers.plan(node, wanted, inputs())["install"] == packages
+    named = dict(wanted, docker_packages=["docker.io"])
+    assert plan_containers.plan(node, named, inputs())["install"] == ["docker.io"]
+    # Installed, but the client is not on the PATH (docker.io alone on Debian 13): said, not installed again.
+    for name in packages:
+        node["packages"][name] = ["ii ", "26.1.5+dfsg1-9"]
+    plan = plan_containers.plan(node, wanted, inputs())
+    assert plan["install"] == [] and any("docker is not on the PATH" in text for text in plan["notices"])
 
 
 def test_a_host_with_no_amd_gpu_is_skipped_with_a_message_and_nothing_planned():
