@@ -355,10 +355,10 @@ def plan(node, wanted, stack):
         folder = path.rsplit('/', 1)[0]
         if not ((state.get('cdi_dirs') or {}).get(folder) or {}).get('exists'):
             result['dirs'].append(folder)
-        result['check']['cases'] = dict(
-            [(str(gpu['index']), ['/dev/kfd', gpu['render']] + ([gpu['card']] if gpu['card'] else []))
-             for gpu in gpus] + [('all', sorted(set(['/dev/kfd'] + [p for gpu in gpus
-                                                                       for p in (gpu['render'], gpu['card']) if p])))])
+        cases = dict((str(gpu['index']), ['/dev/kfd', gpu['render']] + ([gpu['card']] if gpu['card'] else []))
+                     for gpu in gpus)
+        cases['all'] = sorted(set(path for paths in cases.values() for path in paths))
+        result['check']['cases'] = cases
         # Podman adds the spec's additionalGids to the container's groups. Docker 26 (Debian 13's, seen in the
         # containers scenario) drops them when it sets up the container's user; moby/moby#52579 fixes that: its
         # containers are not held to them.

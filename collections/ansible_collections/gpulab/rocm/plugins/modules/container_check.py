@@ -185,8 +185,8 @@ def main():
         ok = seen == expected and not missing_gids
         runs.append({'device': 'amd.com/gpu=%s' % name, 'expected': expected, 'seen': seen, 'gids': gids, 'ok': ok})
         if seen != expected:
-            problems.append('amd.com/gpu=%s shows %s, expected exactly %s' % (name, ', '.join(seen) or 'no device',
-                                                                                ', '.join(expected)))
+            problems.append('amd.com/gpu=%s shows %s, expected exactly %s'
+                            % (name, ', '.join(seen) or 'no device', ', '.join(expected)))
         if missing_gids:
             problems.append('amd.com/gpu=%s runs without the groups %s (it has %s)'
                             % (name, ', '.join(map(str, missing_gids)), ' '.join(map(str, gids))))

@@ -362,8 +362,8 @@ def test_cdi_specs_and_their_kind(tmp_path):
     (cdi / "nvidia.yaml").write_text('---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: []\n')
     (cdi / "README").write_text("not a spec")
     specs, folders = ns.cdi_specs(str(tmp_path))
-    assert dict((path, info["kind"]) for path, info in specs.items()) == {"/etc/cdi/amd.json": "amd.com/gpu",
-                                                                         "/etc/cdi/nvidia.yaml": "nvidia.com/gpu"}
+    kinds = dict((path, info["kind"]) for path, info in specs.items())
+    assert kinds == {"/etc/cdi/amd.json": "amd.com/gpu", "/etc/cdi/nvidia.yaml": "nvidia.com/gpu"}
     assert folders["/etc/cdi"]["type"] == "directory" and folders["/var/run/cdi"]["exists"] is False
 
 
