@@ -30,4 +30,7 @@ def test_spec_builds_as_in_a_container(tmp_path, spec):
     assert [device["bdf"] for device in facts["devices"]] == sorted(
         function["path"][-1] for function in described.get("functions", []))
     assert [node["node"] for node in facts["kfd_nodes"]] == [node["node"] for node in described.get("kfd_nodes", [])]
+    # The DRM nodes a spec names (card1, renderD128) are the device's drm/ folder, which the containers role reads.
+    drm = dict((device["bdf"], device["drm"]) for device in facts["devices"])
+    assert drm == dict((function["path"][-1], function.get("drm", [])) for function in described.get("functions", []))
     assert (sysfs / "GPULAB-FIXTURE").read_text().startswith("gpulab.rocm TEST FIXTURE")

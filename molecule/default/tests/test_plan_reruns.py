@@ -15,7 +15,7 @@ NODE = "molecule-rocm-bookworm"
 testinfra_hosts = [NODE]
 
 
-@pytest.mark.parametrize("tags", ["preflight", "repo", "driver", "sdk", "access", "env", "verify"])
+@pytest.mark.parametrize("tags", ["preflight", "repo", "driver", "sdk", "access", "env", "containers", "verify"])
 def test_each_phase_tag_runs_alone_and_changes_nothing(tags):
     # The old roles failed under --tags repo/sdk/preflight: no facts were gathered under those tags.
     run = runs.playbook("site.yml", NODE, tags=tags)

@@ -385,3 +385,112 @@ def bashrc_block(path, text):
         return {'block': '\n'.join(lines[begins[0] + 1:ends[0]]), 'markers': 'one'}
     return {'block': None, 'markers': 'broken', 'begin_lines': [i + 1 for i in begins],
             'end_lines': [i + 1 for i in ends]}
+
+
+# --- container engines (rocm_containers) --------------------------------------------------------------------------
+
+DOCKER_DAEMON_JSON = '/etc/docker/daemon.json'
+CDI_DIRS = ('/etc/cdi', '/var/run/cdi')
+# The spec files the engines read (the CDI library reads .json and .yaml files of these folders).
+_CDI_FILE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*\.(json|yaml|yml)$')
+_CDI_KIND = re.compile(r'^\s*"?kind"?\s*:\s*"?([A-Za-z0-9./_-]+)"?\s*,?\s*$', re.M)
+DRM_MAJOR = 226
+
+
+def device_node(path):
+    """{'exists', 'type': char|block|symlink|directory|file|other, 'major', 'minor', 'mode', 'uid', 'gid'} of one
+    device path, without following it."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return {'exists': False, 'type': None}
+    mode = info.st_mode
+    kind = ('char' if stat.S_ISCHR(mode) else 'block' if stat.S_ISBLK(mode) else 'symlink' if stat.S_ISLNK(mode)
+            else 'directory' if stat.S_ISDIR(mode) else 'file' if stat.S_ISREG(mode) else 'other')
+    result = {'exists': True, 'type': kind, 'mode': '%04o' % stat.S_IMODE(mode), 'uid': info.st_uid,
+              'gid': info.st_gid}
+    if kind in ('char', 'block'):
+        result.update(major=os.major(info.st_rdev), minor=os.minor(info.st_rdev))
+    return result
+
+
+def gpu_device_nodes(root='/'):
+    """/dev/kfd and every entry of /dev/dri, each described by device_node()."""
+    nodes = {'/dev/kfd': device_node(at(root, '/dev/kfd'))}
+    try:
+        names = sorted(os.listdir(at(root, '/dev/dri')))
+    except OSError:
+        names = []
+    for name in names:
+        nodes['/dev/dri/' + name] = device_node(at(root, '/dev/dri/' + name))
+    return nodes
+
+
+def cdi_specs(root='/'):
+    """The CDI spec files of /etc/cdi and /var/run/cdi: {path: describe_file(...) plus 'kind'} (the kind read from
+    the text, JSON or YAML; None when no kind line is found). Also each folder as {'folder': describe_file}."""
+    specs, folders = {}, {}
+    for folder in CDI_DIRS:
+        folders[folder] = describe_file(at(root, folder), with_content=False)
+        try:
+            names = sorted(os.listdir(at(root, folder)))
+        except OSError:
+            continue
+        for name in names:
+            if not _CDI_FILE.match(name):
+                continue
+            path = folder + '/' + name
+            info = describe_file(at(root, path))
+            match = _CDI_KIND.search(info.get('content') or '')
+            info['kind'] = match.group(1) if match else None
+            specs[path] = info
+    return specs, folders
+
+
+def parse_engine_version(text):
+    """`podman --version` ('podman version 5.4.2') or `docker --version` ('Docker version 26.1.5+dfsg1, build
+    a72d7cd') -> '5.4.2' / '26.1.5+dfsg1'; None when no version is printed."""
+    match = re.search(r'\bversion\s+v?(\d+\.\d+(?:\.\d+)?[^\s,]*)', text or '', re.I)
+    return match.group(1) if match else None
+
+
+def process_start_time(proc_root, pid):
+    """When a process started, in seconds since the epoch (its /proc stat start time plus the boot time); None."""
+    stat_text = read_text(os.path.join(proc_root, str(pid), 'stat')) if pid else None
+    boot = read_text(os.path.join(proc_root, 'stat'))
+    try:
+        ticks = int(stat_text.rsplit(')', 1)[1].split()[19])
+        btime = int(re.search(r'^btime\s+(\d+)$', boot, re.M).group(1))
+        return btime + float(ticks) / os.sysconf('SC_CLK_TCK')
+    except (AttributeError, IndexError, ValueError, TypeError, OSError):
+        return None
+
+
+def docker_daemon(root='/', proc_root='/proc'):
+    """Whether dockerd runs (its pid file names a live dockerd), its pid and when it started."""
+    for path in ('/run/docker.pid', '/var/run/docker.pid'):
+        text = (read_text(at(root, path)) or '').strip()
+        if text.isdigit():
+            comm = (read_text(os.path.join(proc_root, text, 'comm')) or '').strip()
+            if comm == 'dockerd':
+                return {'running': True, 'pid': int(text), 'started_at': process_start_time(proc_root, int(text))}
+    return {'running': False, 'pid': None, 'started_at': None}
+
+
+SUBID_FILES = ('/etc/subuid', '/etc/subgid')
+
+
+def parse_subids(text):
+    """/etc/subuid or /etc/subgid -> [[owner (a name or a uid), first id, count]] of its valid lines."""
+    ranges = []
+    for line in (text or '').splitlines():
+        parts = line.strip().split(':')
+        if len(parts) == 3 and parts[0] and parts[1].isdigit() and parts[2].isdigit():
+            ranges.append([parts[0], int(parts[1]), int(parts[2])])
+    return ranges
+
+
+def local_users(root='/'):
+    """The names in /etc/passwd (usermod changes only those; a directory service's users are its own)."""
+    return sorted(set(line.split(':', 1)[0] for line in (read_text(at(root, '/etc/passwd'), limit=16 << 20) or '')
+                      .splitlines() if line and not line.startswith(('#', '+', '-'))))

@@ -25,6 +25,7 @@ _CLASS_NAMES = {0x0300: 'VGA compatible controller', 0x0302: '3D controller', 0x
                 0x1200: 'Processing accelerators'}
 _CGROUP_HINTS = ('docker', 'kubepods', 'containerd', 'libpod', 'lxc', 'crio')
 _KFD_LINK_TYPES = {2: 'pcie', 11: 'xgmi'}
+_DRM_NODE = re.compile(r'^(card|renderD)\d{1,4}$')
 
 
 def parse_link_speed(text):
@@ -182,8 +183,15 @@ def read_pci_device(devices_dir, bdf):
         'sriov_vf': True if is_vf else known['vf'],
         'driver': os.path.basename(os.readlink(driver)) if os.path.islink(driver) else None,
         'numa_node': numa if numa is not None and numa >= 0 else None,
+        'drm': drm_nodes(device_dir),
         'link': link_facts(real_dir),
     }
+
+
+def drm_nodes(device_dir):
+    """The DRM nodes the driver made for a PCI function (its drm/ folder: card1, renderD128), sorted; [] when none."""
+    names = [name for name in _listdir(os.path.join(device_dir, 'drm')) if _DRM_NODE.match(name)]
+    return sorted(names, key=lambda name: (not name.startswith('card'), int(re.sub(r'\D', '', name))))
 
 
 def read_kfd_nodes(sysfs_root):

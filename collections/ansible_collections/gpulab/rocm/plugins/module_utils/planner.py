@@ -9,12 +9,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_driver, plan_env, plan_repo, plan_sdk, plan_verify, preflight,
+    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_verify, preflight,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
-CHANGING = ('repo', 'driver', 'sdk', 'access', 'env')
-PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'verify', 'report')
+CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'containers')
+PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'containers', 'verify', 'report')
 # The probe sections each phase reads; a phase whose sections the node lacks gets them probed first.
 SECTIONS = {
     'preflight': ('os', 'packages', 'apt', 'users', 'disk', 'firmware', 'gpus'),
@@ -23,6 +23,8 @@ SECTIONS = {
     'sdk': ('os', 'packages', 'apt', 'alternatives', 'gpus'),
     'access': ('files', 'users'),
     'env': ('files', 'users', 'ldconfig', 'gpus'),
+    # Plus 'containers' (plan_containers.probe_needs), read only where the role is enabled and an AMD GPU is there.
+    'containers': ('os', 'packages', 'users', 'gpus'),
     'verify': ('os', 'gpus', 'tools', 'versions'),
     'report': ('os', 'gpus', 'tools', 'versions'),
 }
@@ -31,7 +33,11 @@ SECTIONS = {
 def probe_needs(phase, node, wanted, stack):
     """Extra node_probe arguments a phase needs beyond what the node holds, or None."""
     missing = [section for section in SECTIONS[phase] if section not in (node.get('sections') or [])]
-    extra = plan_env.probe_needs(node, wanted, stack) if phase == 'env' and wanted.get('state') != 'absent' else None
+    extra = None
+    if phase == 'env' and wanted.get('state') != 'absent':
+        extra = plan_env.probe_needs(node, wanted, stack)
+    elif phase == 'containers':
+        extra = plan_containers.probe_needs(node, wanted, stack)
     if not missing and not extra:
         return None
     args = {'sections': missing}
@@ -65,6 +71,8 @@ def plan(phase, node, wanted, stack, host=None):
         return plan_access.plan(node, wanted, stack)
     if phase == 'env':
         return plan_env.plan(node, wanted, stack)
+    if phase == 'containers':
+        return plan_containers.plan(node, wanted, stack)
     if phase == 'verify':
         return plan_verify.plan(node, wanted, stack, host.get('name'))
     if phase == 'report':

@@ -135,6 +135,11 @@ ansible_facts:
             numa_node:
               description: NUMA node; null when the kernel reports -1 (no affinity).
               type: int
+            drm:
+              description: The DRM nodes the driver made for the function (its C(drm/) folder), cards first.
+              type: list
+              elements: str
+              sample: [card1, renderD128]
             link:
               description: PCIe link state, speeds in GT/s.
               type: dict

@@ -18,7 +18,7 @@ description:
     GPU users with their groups and the C(gpulab.rocm) block of their C(~/.bashrc), C(adduser.conf), the
     C(/opt/rocm) alternative, the linker cache, free disk, Secure Boot, whether C(python3-apt) and the kernel
     headers are installed or installable, the GPUs on the PCI bus (M(gpulab.rocm.gpu_pci_facts)) and what
-    C(rocminfo), C(rocm-smi) and C(amd-smi) report.
+    C(rocminfo), C(rocm-smi) and C(amd-smi) report; on request, the container engines and their GPU settings.
   - Changes nothing. M(gpulab.rocm.plan) runs it once per host and keeps the result as C(gpulab_node); the roles
     plan from it. Run alone, it returns the same under C(ansible_facts.gpulab_node).
   - Never follows a user's symlink and never returns a user's C(~/.bashrc) beyond the gpulab.rocm block.
@@ -27,11 +27,17 @@ author:
 options:
   sections:
     description:
-      - What to read; the default is everything but C(candidates).
+      - What to read; the default is everything but C(candidates), C(paths), C(autoremove), C(fix_broken) and
+        C(containers).
+      - Section C(containers) (read for the C(rocm_containers) role) reads the container engines present
+        (C(podman), C(docker) and their versions), whether dockerd runs, when it started and how many containers it
+        runs, C(/etc/docker/daemon.json), the CDI specs of C(/etc/cdi) and C(/var/run/cdi), C(/dev/kfd) and
+        C(/dev/dri), C(/bin/busybox), the ranges of C(/etc/subuid) and C(/etc/subgid), and which of O(users) are
+        local (in C(/etc/passwd)).
     type: list
     elements: str
-    choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions, candidates,
-              paths, autoremove, fix_broken]
+    choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions,
+              candidates, paths, autoremove, fix_broken, containers]
   users:
     description: Users whose groups and C(~/.bashrc) block are read (the stack-wide C(rocm_gpu_users)).
     type: list
@@ -114,7 +120,8 @@ ansible_facts:
   contains:
     gpulab_node:
       description: One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups),
-        C(alternatives), C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates)),
+        C(alternatives), C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates),
+        C(containers)),
         plus C(sections) and C(params).
       returned: always
       type: dict
@@ -136,9 +143,9 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_packages import p
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
-            'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken']
+            'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken', 'containers']
 DEFAULT_SECTIONS = [section for section in SECTIONS
-                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken')]
+                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers')]
 # Plain C locale for the tools whose output is parsed.
 ENV = {'LANG': 'C', 'LC_ALL': 'C', 'DEBIAN_FRONTEND': 'noninteractive'}
 
@@ -303,6 +310,42 @@ class Probe(object):
 
     def tools(self):
         self.node['tools'] = read_all(self.run, self.find, self.params['amd_smi_metric'], self.module.warn)
+
+    def containers(self):
+        """The container engines and their GPU settings (rocm_containers). Read-only: `--version` of each engine, and
+        `docker ps --quiet` (through timeout, so a wedged daemon cannot stall the probe) only when dockerd runs."""
+        engines = {}
+        for name in ('podman', 'docker'):
+            path = self.module.get_bin_path(name)
+            version = None
+            if path:
+                rc, stdout, _stderr = self.run([path, '--version'])
+                version = ns.parse_engine_version(stdout) if rc == 0 else None
+            engines[name] = {'path': path, 'version': version}
+        daemon = ns.docker_daemon('/', '/proc')
+        daemon.update(containers_running=None, error=None)
+        if daemon['running'] and engines['docker']['path']:
+            argv = [engines['docker']['path'], 'ps', '--quiet']
+            timeout = self.module.get_bin_path('timeout')
+            rc, stdout, stderr = self.run(([timeout, '20'] if timeout else []) + argv)
+            if rc == 0:
+                daemon['containers_running'] = len(stdout.split())
+            else:
+                daemon['error'] = (stderr or stdout).strip()[-500:] or 'docker ps exited with %d' % rc
+        specs, folders = ns.cdi_specs('/')
+        self.node['containers'] = {
+            'engines': engines,
+            'docker_daemon': daemon,
+            'daemon_json': ns.describe_file(ns.DOCKER_DAEMON_JSON),
+            'docker_dir': ns.describe_file(os.path.dirname(ns.DOCKER_DAEMON_JSON), with_content=False),
+            'cdi_specs': specs,
+            'cdi_dirs': folders,
+            'devices': ns.gpu_device_nodes('/'),
+            'busybox': ns.describe_file('/bin/busybox', with_content=False),
+            'subids': dict((path, ns.parse_subids(ns.read_text(path, limit=16 << 20)))
+                           for path in ns.SUBID_FILES),
+            'local_users': [name for name in ns.local_users('/') if name in self.params['users']],
+        }
 
     def versions(self):
         rocm = (ns.read_text(os.path.join(self.params['rocm_path'], '.info/version')) or '').strip()

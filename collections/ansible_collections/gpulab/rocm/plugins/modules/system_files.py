@@ -74,6 +74,7 @@ ldconfig:
   type: bool
 '''
 
+import errno
 import os
 import stat
 
@@ -100,6 +101,8 @@ def check_folder(module, path):
     try:
         info = os.stat(folder)
     except OSError as exc:
+        if module.check_mode and exc.errno == errno.ENOENT:
+            return  # made by an earlier task of the role, which check mode only reported
         module.fail_json(msg='Cannot write %s: its folder %s is not there (%s). Nothing was changed.'
                              % (path, folder, exc))
     if info.st_uid != 0 or info.st_mode & 0o022:

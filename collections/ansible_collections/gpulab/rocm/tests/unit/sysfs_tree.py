@@ -37,7 +37,7 @@ def _write(path, value):
 
 
 def add_function(sysfs, path, cls=None, vendor=None, device=None, revision=None, subsystem=None, numa_node=None,
-                 link=None, driver=None, extra=None):
+                 link=None, driver=None, extra=None, drm=()):
     """One PCI function at sysfs/devices/<path...> and its bus/pci/devices link; returns its folder.
 
     path: the folders from the host bridge down, e.g. ['pci0000:00', '0000:00:01.1', '0000:01:00.0'].
@@ -45,6 +45,7 @@ def add_function(sysfs, path, cls=None, vendor=None, device=None, revision=None,
     subsystem: (subsystem_vendor, subsystem_device). link: (current speed, current width, max speed, max width),
     e.g. ('16.0 GT/s PCIe', 8, '16.0 GT/s PCIe', 16). driver: the name the `driver` link points to.
     extra: {file name: value} for any other file (a capture's `*_link_*` files, pp_dpm_pcie).
+    drm: the DRM nodes amdgpu makes for the function (['card1', 'renderD128']): drm/<name>/dev holds major:minor.
     """
     device_dir = os.path.join(sysfs, 'devices', *path)
     os.makedirs(device_dir, exist_ok=True)
@@ -59,6 +60,10 @@ def add_function(sysfs, path, cls=None, vendor=None, device=None, revision=None,
     bus = os.path.join(sysfs, 'bus', 'pci', 'devices')
     os.makedirs(bus, exist_ok=True)
     os.symlink(os.path.relpath(device_dir, bus), os.path.join(bus, path[-1]))
+    for name in drm:
+        node = os.path.join(device_dir, 'drm', name)
+        os.makedirs(node)
+        _write(os.path.join(node, 'dev'), '226:{0}'.format(int(name.lstrip('cardenrD'))))
     if driver:
         drivers = os.path.join(sysfs, 'bus', 'pci', 'drivers', driver)
         os.makedirs(drivers, exist_ok=True)
