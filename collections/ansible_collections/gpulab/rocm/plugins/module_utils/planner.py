@@ -9,12 +9,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_driver, plan_env, plan_repo, plan_sdk, plan_verify, preflight,
+    fleet_report, plan_access, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm, plan_verify, preflight,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
-CHANGING = ('repo', 'driver', 'sdk', 'access', 'env')
-PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'verify', 'report')
+CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'slurm_node', 'slurm')
+PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'verify', 'report', 'slurm_node', 'slurm')
 # The probe sections each phase reads; a phase whose sections the node lacks gets them probed first.
 SECTIONS = {
     'preflight': ('os', 'packages', 'apt', 'users', 'disk', 'firmware', 'gpus'),
@@ -24,7 +24,9 @@ SECTIONS = {
     'access': ('files', 'users'),
     'env': ('files', 'users', 'ldconfig', 'gpus'),
     'verify': ('os', 'gpus', 'tools', 'versions'),
-    'report': ('os', 'gpus', 'tools', 'versions'),
+    'report': ('os', 'gpus', 'tools', 'versions', 'slurm', 'slurm_state'),
+    'slurm_node': ('os', 'packages', 'gpus', 'slurm'),
+    'slurm': ('os', 'slurm'),
 }
 
 
@@ -67,6 +69,10 @@ def plan(phase, node, wanted, stack, host=None):
         return plan_env.plan(node, wanted, stack)
     if phase == 'verify':
         return plan_verify.plan(node, wanted, stack, host.get('name'))
+    if phase == 'slurm_node':
+        return plan_slurm.node_record(node, wanted, stack)
+    if phase == 'slurm':
+        return plan_slurm.plan(node, wanted, stack)
     if phase == 'report':
         expected = stack['expected_gpu_count']
         version = wanted.get('expected_rocm_version') or stack['version']
