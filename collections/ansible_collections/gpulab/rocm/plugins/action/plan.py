@@ -64,7 +64,8 @@ class ActionModule(ActionBase):
         probe_args = dict(node.get('params') or {})
         probe_args.update(users=inputs['gpu_users'], kernel_driver=inputs['kernel_driver'])
         probe_args.update(args['probe'])
-        if sections is None or sections:
+        # Sections named for a node not probed yet are read with everything else the phase needs, in one run.
+        if sections is None or (sections and node.get('sections')):
             node = self._probe(node, probe_args, sections, task_vars)
         needs = planner.probe_needs(args['phase'], node, args['wanted'], inputs)
         if needs:

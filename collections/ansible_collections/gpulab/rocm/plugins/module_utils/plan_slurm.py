@@ -341,14 +341,15 @@ def plan(node, wanted, stack=None):
     for service, process, wanted_here in services:
         if not wanted_here:
             continue
-        if service in restart and (install or daemons.get(process)):
+        if not daemons.get(process):
+            if install:
+                result['start'].append(service)
+                result.change('start %s' % service, 'it does not run')
+            elif service in restart:
+                result.warn('%s does not run here: the new configuration takes effect when it starts' % service)
+        elif service in restart:
             result['restart'].append(service)
             result.change('restart %s' % service, 'its configuration changed')
-        elif install and not daemons.get(process):
-            result['start'].append(service)
-            result.change('start %s' % service, 'it does not run')
-        elif service in restart:
-            result.warn('%s does not run here: the new configuration takes effect when it starts' % service)
     # A slurmctld (re)started here reads everything anew; otherwise the controller re-reads on scontrol reconfigure.
     result['reconfigure'] = reconfigure and not set(['slurmctld', 'slurmd']) & set(result['restart'] + result['start'])
     if result['reconfigure']:

@@ -1,0 +1,209 @@
+"""Slurm from Debian with the GPUs as GRES from the facts (issue 12). The converge installed slurmctld on the
+controller, slurmd on two compute nodes and munge everywhere; their GPUs are fixtures (molecule/slurm/sysfs/, render
+nodes made by mknod, the fixture mirror's rocminfo). The tests run in order: real jobs first, then a GPU count
+change through check mode, a converge and a second converge, then a node whose GPUs are gone, and back."""
+
+import json
+import os
+import re
+import sys
+import time
+
+import pytest
+import testinfra
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
+import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+
+CTL, N1, N2 = "molecule-slurm-ctl", "molecule-slurm-n1", "molecule-slurm-n2"
+HOSTS = "slurm_controllers:slurm_nodes"
+SPECS = "/srv/slurm-fixture/specs/"
+testinfra_hosts = [CTL]
+
+
+def node(name):
+    return testinfra.get_host("ansible://" + name, ansible_inventory=runs.inventory())
+
+
+def gres_seen(host):
+    """{node: (gres as sinfo shows it without the socket suffix, state)}."""
+    lines = host.check_output("sinfo -N -h -o '%N|%G|%t'").splitlines()
+    return dict((name, (re.sub(r"\([^)]*\)", "", gres), state)) for name, gres, state in
+                (line.split("|") for line in lines))
+
+
+def wait_for(host, wanted, timeout=40):
+    """sinfo's view once it equals wanted ({node: (gres, state)}), else the last view (the assert shows it)."""
+    seen = None
+    for _ in range(timeout):
+        seen = gres_seen(host)
+        if seen == wanted:
+            break
+        time.sleep(1)
+    return seen
+
+
+def job_env(host, *args):
+    result = host.run("srun %s env" % " ".join(args))
+    assert result.rc == 0, result.stderr
+    return dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+
+
+def converge(check=False):
+    return runs.playbook("playbooks/slurm.yml", HOSTS, check=check)
+
+
+def use_gpus(host, spec):
+    """Swap a node's fixture GPUs (its sysfs tree and render nodes) for those of another spec."""
+    host.check_output("/srv/slurm-fixture/fixture_gpus.sh %s%s" % (SPECS, spec))
+
+
+def slurm_files(host):
+    return host.check_output("sh -c 'cd /etc/slurm && for f in *; do echo \"== $f\"; cat \"$f\"; done; "
+                             "sha256sum /etc/munge/munge.key; stat -c %a.%U /etc/munge/munge.key'")
+
+
+# --- what the converge wrote ---------------------------------------------------------------------------------------
+
+def test_gres_conf_has_one_line_per_gpu_from_the_facts():
+    text = node(N1).file("/etc/slurm/gres.conf").content_string
+    lines = [line.split("#")[0].split() for line in text.splitlines() if line.startswith("Name=")]
+    assert lines == [["Name=gpu", "Type=mi250x", "File=/dev/dri/renderD128", "Cores=0-1"],
+                     ["Name=gpu", "Type=mi250x", "File=/dev/dri/renderD129", "Cores=0-1"]], text
+    # NUMA node unknown (-1): no Cores=.
+    text = node(N2).file("/etc/slurm/gres.conf").content_string
+    assert [line.split("#")[0].split() for line in text.splitlines() if line.startswith("Name=")] == [
+        ["Name=gpu", "Type=rx6900xt", "File=/dev/dri/renderD128"]], text
+
+
+def test_slurm_conf_is_the_same_everywhere_and_lists_the_gres(host):
+    conf = host.file("/etc/slurm/slurm.conf").content_string
+    assert "GresTypes=gpu" in conf.splitlines()
+    nodes = dict((line.split()[0], line) for line in conf.splitlines() if line.startswith("NodeName="))
+    assert "Gres=gpu:mi250x:2" in nodes["NodeName=" + N1].split()
+    assert "Gres=gpu:rx6900xt:1" in nodes["NodeName=" + N2].split()
+    assert "Port=26819" in nodes["NodeName=" + N2].split()
+    for name in (N1, N2):
+        assert node(name).file("/etc/slurm/slurm.conf").content_string == conf
+
+
+def test_cgroup_conf_constrains_devices_and_the_munge_key_is_shared(host):
+    keys = set()
+    for name in (CTL, N1, N2):
+        machine = node(name)
+        if name != CTL:
+            assert "ConstrainDevices=yes" in machine.file("/etc/slurm/cgroup.conf").content_string.splitlines()
+        key = machine.file("/etc/munge/munge.key")
+        assert (key.mode, key.user, key.group) == (0o400, "munge", "munge")
+        keys.add(machine.check_output("sha256sum /etc/munge/munge.key").split()[0])
+    assert len(keys) == 1
+    # The containers give Slurm no cgroups: ConstrainDevices is written, task/cgroup is not loaded (docs/slurm.md).
+    assert "TaskPlugin=task/affinity" in host.file("/etc/slurm/slurm.conf").content_string.splitlines()
+
+
+# --- Slurm sees the GPUs, and jobs get exactly theirs --------------------------------------------------------------
+
+def test_sinfo_and_scontrol_report_the_gres_from_the_facts(host):
+    assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}) == {
+        N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}
+    shown = host.check_output("scontrol show node -o %s" % N1)
+    assert re.search(r"\bGres=gpu:mi250x:2(\(S:0\))? ", shown), shown
+    assert "gres/gpu:mi250x=2" in shown, shown
+
+
+def test_a_job_asking_for_two_gpus_sees_both(host):
+    env = job_env(host, "-w", N1, "--gres=gpu:mi250x:2")
+    assert env["ROCR_VISIBLE_DEVICES"] == "0,1", env
+    assert env.get("SLURM_STEP_GPUS", env.get("SLURM_JOB_GPUS")) == "0,1", env
+    assert env["GPU_DEVICE_ORDINAL"] == "0,1", env
+    one = job_env(host, "-w", N1, "--gres=gpu:mi250x:1")
+    assert one["ROCR_VISIBLE_DEVICES"] == "0", one
+
+
+def test_three_gpus_of_a_two_gpu_node_are_refused(host):
+    result = host.run("srun -w %s --gres=gpu:mi250x:3 true" % N1)
+    assert result.rc != 0
+    assert "Requested node configuration is not available" in result.stderr, result.stderr
+
+
+def test_a_batch_job_runs_the_nodes_rocminfo_into_its_output_file(host):
+    job = host.check_output("sbatch --parsable --wait -w %s --gres=gpu:rx6900xt:1 "
+                            "--output=/var/tmp/gpulab-slurm-test-%%j.out --wrap /opt/rocm-6.2.4/bin/rocminfo" % N2)
+    output = node(N2).file("/var/tmp/gpulab-slurm-test-%s.out" % job.strip().split(";")[0])
+    assert output.exists
+    assert re.search(r"Marketing Name:\s+AMD Radeon RX 6900 XT", output.content_string), output.content_string
+    assert "gfx1030" in output.content_string
+
+
+def test_the_fleet_report_shows_the_gres_slurm_sees():
+    run = runs.playbook("playbooks/facts.yml", "slurm_nodes")
+    assert run.rc == 0, run
+    report = json.loads(open(os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "fleet-report",
+                                          "fleet-report.json")).read())
+    slurm = dict((entry["name"], entry["slurm"]) for entry in report["hosts"])
+    assert slurm[N1]["node"] == N1 and slurm[N1]["gres"] == "gpu:mi250x:2" and slurm[N1]["listed"], slurm
+    assert slurm[N2]["gres"] == "gpu:rx6900xt:1" and slurm[N2]["state"] == "IDLE", slurm
+
+
+# --- the GPUs change ------------------------------------------------------------------------------------------------
+
+def test_check_mode_plans_a_new_gpu_and_writes_nothing(host):
+    use_gpus(node(N2), "two-rx6900xt-no-numa.json")
+    before = [slurm_files(node(name)) for name in (CTL, N1, N2)]
+    run = converge(check=True)
+    assert run.rc == 0 and run.changed(N2) > 0, run
+    assert "write /etc/slurm/gres.conf (the GPUs differ)" in run.output, run
+    assert [slurm_files(node(name)) for name in (CTL, N1, N2)] == before
+
+
+def test_a_new_gpu_reconfigures_slurm_without_a_restart(host):
+    pids = dict((name, node(name).check_output("pidof %s" % daemon)) for name, daemon in
+                ((CTL, "slurmctld"), (N2, "slurmd")))
+    run = converge()
+    assert run.rc == 0, run
+    assert "Reconfigure Slurm (rocm_slurm)" in run.output, run
+    text = node(N2).file("/etc/slurm/gres.conf").content_string
+    assert "File=/dev/dri/renderD129" in text and text.count("Type=rx6900xt") == 2, text
+    assert "Gres=gpu:rx6900xt:2" in host.file("/etc/slurm/slurm.conf").content_string
+    assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:2", "idle")}) == {
+        N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:2", "idle")}
+    # scontrol reconfigure, not a restart: the daemons kept their processes.
+    assert pids == dict((name, node(name).check_output("pidof %s" % daemon)) for name, daemon in
+                        ((CTL, "slurmctld"), (N2, "slurmd")))
+    assert job_env(host, "-w", N2, "--gres=gpu:rx6900xt:2")["ROCR_VISIBLE_DEVICES"] == "0,1"
+
+
+def test_a_second_converge_changes_nothing():
+    run = converge()
+    assert run.rc == 0 and [run.changed(name) for name in (CTL, N1, N2)] == [0, 0, 0], run
+
+
+def test_a_node_without_gpus_gets_no_gres_and_runs_cpu_jobs(host):
+    use_gpus(node(N2), "no-gpu.json")
+    run = converge()
+    assert run.rc == 0, run
+    assert not node(N2).file("/etc/slurm/gres.conf").exists
+    line = [line for line in host.file("/etc/slurm/slurm.conf").content_string.splitlines()
+            if line.startswith("NodeName=%s " % N2)][0]
+    assert "Gres=" not in line, line
+    assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("(null)", "idle")}) == {
+        N1: ("gpu:mi250x:2", "idle"), N2: ("(null)", "idle")}
+    assert host.check_output("srun -w %s hostname" % N2)
+    assert host.run("srun -w %s --gres=gpu:1 true" % N2).rc != 0
+
+
+def test_the_gpu_comes_back(host):
+    use_gpus(node(N2), "one-rx6900xt-no-numa.json")
+    run = converge()
+    assert run.rc == 0, run
+    assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}) == {
+        N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}
+
+
+@pytest.fixture(autouse=True)
+def _slurm_is_up(host):
+    """Every test starts with slurmctld answering (a failed test before must not hide the next one's result)."""
+    for _ in range(20):
+        if host.run("scontrol ping").rc == 0:
+            return
+        time.sleep(1)
