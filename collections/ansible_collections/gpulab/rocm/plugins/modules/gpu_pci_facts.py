@@ -135,6 +135,11 @@ ansible_facts:
             numa_node:
               description: NUMA node; null when the kernel reports -1 (no affinity).
               type: int
+            render_node:
+              description: The DRM render node, C(/dev/dri/renderDN), from the function's C(drm/renderDN) folder; null
+                when it has none (no driver bound, or not a DRM device).
+              type: str
+              version_added: 0.3.0
             link:
               description: PCIe link state, speeds in GT/s.
               type: dict

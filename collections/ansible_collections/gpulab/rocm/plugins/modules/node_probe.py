@@ -86,6 +86,7 @@ options:
     description: Slurm's configuration folder, for sections C(slurm) and C(slurm_state).
     type: path
     default: /etc/slurm
+    version_added: 0.3.0
   slurm_plugin_dir:
     description:
       - Where slurmd's plugins are, for section C(slurm); empty reads C(PluginDir) from slurm.conf, else the
@@ -93,6 +94,7 @@ options:
         C(/usr/local/lib/slurm)).
     type: str
     default: ''
+    version_added: 0.3.0
 attributes:
   check_mode:
     support: full
