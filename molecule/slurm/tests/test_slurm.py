@@ -68,12 +68,12 @@ def slurm_files(host):
 def test_gres_conf_has_one_line_per_gpu_from_the_facts():
     text = node(N1).file("/etc/slurm/gres.conf").content_string
     lines = [line.split("#")[0].split() for line in text.splitlines() if line.startswith("Name=")]
-    assert lines == [["Name=gpu", "Type=mi250x", "File=/dev/dri/renderD128", "Cores=0-1"],
-                     ["Name=gpu", "Type=mi250x", "File=/dev/dri/renderD129", "Cores=0-1"]], text
+    assert lines == [["Name=gpu", "Type=mi250x", "File=/dev/dri/renderD128", "Flags=amd_gpu_env", "Cores=0-1"],
+                     ["Name=gpu", "Type=mi250x", "File=/dev/dri/renderD129", "Flags=amd_gpu_env", "Cores=0-1"]], text
     # NUMA node unknown (-1): no Cores=.
     text = node(N2).file("/etc/slurm/gres.conf").content_string
     assert [line.split("#")[0].split() for line in text.splitlines() if line.startswith("Name=")] == [
-        ["Name=gpu", "Type=rx6900xt", "File=/dev/dri/renderD128"]], text
+        ["Name=gpu", "Type=rx6900xt", "File=/dev/dri/renderD128", "Flags=amd_gpu_env"]], text
 
 
 def test_slurm_conf_is_the_same_everywhere_and_lists_the_gres(host):
@@ -115,7 +115,7 @@ def test_a_job_asking_for_two_gpus_sees_both(host):
     env = job_env(host, "-w", N1, "--gres=gpu:mi250x:2")
     assert env["ROCR_VISIBLE_DEVICES"] == "0,1", env
     assert env.get("SLURM_STEP_GPUS", env.get("SLURM_JOB_GPUS")) == "0,1", env
-    assert env["GPU_DEVICE_ORDINAL"] == "0,1", env
+    assert "CUDA_VISIBLE_DEVICES" not in env, env  # Flags=amd_gpu_env: ROCm masks once
     one = job_env(host, "-w", N1, "--gres=gpu:mi250x:1")
     assert one["ROCR_VISIBLE_DEVICES"] == "0", one
 

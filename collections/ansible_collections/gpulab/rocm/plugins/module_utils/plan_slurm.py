@@ -279,21 +279,29 @@ def plan(node, wanted, stack=None):
         else:
             reconfigure = True
         result.change('write %s' % conf_path, 'missing' if current.get('type') != 'file' else
-                      ('the GPUs differ (a reconfigure is enough)' if how == 'reconfigure' else
-                       'GresTypes or the node definitions differ (a restart is needed)'))
+                      ('the GPU counts differ (a reconfigure is enough)' if how == 'reconfigure' else
+                       'GresTypes, a GPU type or the node definitions differ (a restart is needed)'))
     # gres.conf, on compute nodes
     if compute:
         path = conf_dir + '/gres.conf'
         gres = files.get('gres.conf') or {}
         text, removed = edit_gres_conf(gres.get('content') if gres.get('type') == 'file' else None, record, path)
-        if removed:
-            result['remove'].append(path)
-            result.change('remove %s' % path, 'it held only the GPU block, and this node has no GPU now')
-            reconfigure = True
-        elif text is not None and text != gres.get('content'):
-            result['files'][path] = text
-            result.change('write %s' % path, 'missing' if gres.get('type') != 'file' else 'the GPUs differ')
-            reconfigure = True
+        if removed or (text is not None and text != gres.get('content')):
+            before = block_types(gres.get('content') if gres.get('type') == 'file' else None)
+            after = block_types(text)
+            same_types = before is not None and before == after
+            if removed:
+                result['remove'].append(path)
+                result.change('remove %s' % path, 'it held only the GPU block, and this node has no GPU now')
+            else:
+                result['files'][path] = text
+                result.change('write %s' % path, 'missing' if gres.get('type') != 'file' else
+                              'the GPUs differ (%s)' % ('a reconfigure is enough' if same_types else
+                                                       'a GPU type changed: slurmd restarts'))
+            if same_types:
+                reconfigure = True
+            else:
+                restart.add('slurmd')
         # cgroup.conf: ConstrainDevices
         path = conf_dir + '/cgroup.conf'
         cgroup = files.get('cgroup.conf') or {}
@@ -502,13 +510,14 @@ def _with_gres(words, comment, gpu_gres):
 
 
 def conf_change(old, new):
-    """'reconfigure' when two slurm.conf texts differ only in the gpu GRES of their NodeName lines (Slurm reads
-    those on scontrol reconfigure), else 'restart' (GresTypes, node definitions and most other keys need the
-    daemons restarted)."""
-    return 'reconfigure' if _without_gpu_gres(old) == _without_gpu_gres(new) and old else 'restart'
+    """'reconfigure' when two slurm.conf texts differ only in the counts of the gpu GRES of their NodeName lines
+    (Slurm reads those on scontrol reconfigure), else 'restart': GresTypes, a GRES type (slurm.conf(5) and
+    gres.conf(5) say a Type change needs slurmctld and slurmd restarted), the node definitions, most other keys."""
+    return 'reconfigure' if old and _gpu_types_only(old) == _gpu_types_only(new) else 'restart'
 
 
-def _without_gpu_gres(text):
+def _gpu_types_only(text):
+    """The lines of a slurm.conf with each NodeName's gpu GRES reduced to its types (counts left out)."""
     out = []
     for line in text.splitlines():
         words, _comment = sc.split_line(line)
@@ -516,9 +525,27 @@ def _without_gpu_gres(text):
         if not pairs:
             continue
         if pairs[0][0].lower() == 'nodename':
-            words = _with_gres(words, '', '').split()
+            gres = sc.get(pairs, 'Gres') or ''
+            types = sorted(set(item.split(':')[1] if item.count(':') >= 2 else '' for item in gres.split(',')
+                               if item.split(':')[0].lower() == 'gpu'))
+            words = _with_gres(words, '', '').split() + ['gpu-types=' + ','.join(types)]
         out.append(' '.join(words))
     return out
+
+
+def block_types(text):
+    """The GRES types in the role's block of a gres.conf (['rsmi'] for AutoDetect=rsmi), or None without a block."""
+    if not text or BLOCK_BEGIN not in text:
+        return None
+    block = text.split(BLOCK_BEGIN, 1)[1].split(BLOCK_END, 1)[0]
+    types = set()
+    for line in block.splitlines():
+        pairs = sc.words_to_dict(sc.split_line(line)[0])
+        if sc.get(pairs, 'AutoDetect') == 'rsmi':
+            types.add('rsmi')
+        elif sc.get(pairs, 'Type'):
+            types.add(sc.get(pairs, 'Type'))
+    return sorted(types)
 
 
 # --- gres.conf, cgroup.conf, /etc/default/slurmd ------------------------------------------------------------------
@@ -531,9 +558,11 @@ def gres_block(record):
     if record.get('autodetect'):
         return ['# slurmd has gpu_rsmi.so: Slurm finds the GPUs, their device files and cores itself.',
                 'AutoDetect=rsmi']
+    # Flags=amd_gpu_env: ROCR_VISIBLE_DEVICES alone (gres.conf(5): ROCm reads ROCR_ then CUDA_VISIBLE_DEVICES, so
+    # both would mask twice).
     lines = ['AutoDetect=off']
     for gpu in gpus:
-        words = ['Name=gpu', 'Type=%s' % gpu['type'], 'File=%s' % gpu['file']]
+        words = ['Name=gpu', 'Type=%s' % gpu['type'], 'File=%s' % gpu['file'], 'Flags=amd_gpu_env']
         if gpu.get('cores'):
             words.append('Cores=%s' % gpu['cores'])
         lines.append(' '.join(words) + '  # %s' % gpu['bdf'])

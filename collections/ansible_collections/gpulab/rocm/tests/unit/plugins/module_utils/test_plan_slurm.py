@@ -91,8 +91,8 @@ def test_one_gres_line_per_gpu_with_type_render_node_and_the_cores_of_its_numa_n
     assert rec["gres"] == "gpu:mi250x:2"
     assert plan_slurm.gres_block(rec) == [
         "AutoDetect=off",
-        "Name=gpu Type=mi250x File=/dev/dri/renderD128 Cores=0-1  # 0000:c1:00.0",
-        "Name=gpu Type=mi250x File=/dev/dri/renderD129 Cores=2-3  # 0000:d1:00.0"]
+        "Name=gpu Type=mi250x File=/dev/dri/renderD128 Flags=amd_gpu_env Cores=0-1  # 0000:c1:00.0",
+        "Name=gpu Type=mi250x File=/dev/dri/renderD129 Flags=amd_gpu_env Cores=2-3  # 0000:d1:00.0"]
     assert rec["shape"] == {"cpus": 4, "sockets": 2, "cores_per_socket": 2, "threads_per_core": 1}
 
 
@@ -137,16 +137,27 @@ def test_an_existing_slurm_conf_keeps_everything_but_gres_types_and_the_nodes_gr
     assert again["changes"] == [] and again["files"] == {} and not again["reconfigure"]
 
 
-def test_a_gpu_count_change_is_a_reconfigure_and_gres_types_a_restart(tmp_path):
+def test_a_gpu_count_change_is_a_reconfigure_and_a_type_change_a_restart(tmp_path):
     node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": LAB_CONF})
     done = converged(node, cluster(node, record(node)))
-    fewer = probe(tmp_path, TWO_MI250X[:1], files=dict((name, info["content"]) for name, info in
-                                                        done["slurm"]["files"].items() if info.get("content")))
+    files = dict((name, info["content"]) for name, info in done["slurm"]["files"].items() if info.get("content"))
+    fewer = probe(tmp_path, TWO_MI250X[:1], files=files)
     result = cluster(fewer, record(fewer))
     assert sorted(result["files"]) == ["/etc/slurm/gres.conf", "/etc/slurm/slurm.conf"]
     assert "Gres=mps:100,gpu:mi250x:1" in result["files"]["/etc/slurm/slurm.conf"]
     assert result["reconfigure"] and result["restart"] == []
+    assert "write /etc/slurm/gres.conf" in [item["change"] for item in result["changes"]]
+    # Another GPU model (gres.conf(5): a Type change needs slurmctld and slurmd restarted), or none at all.
+    other = probe(tmp_path, RX7900XTX, files=files)
+    result = cluster(other, record(other))
+    assert result["restart"] == ["slurmd"] and not result["reconfigure"]
+    gone = probe(tmp_path, [], files=files)
+    result = cluster(gone, record(gone))
+    assert result["remove"] == ["/etc/slurm/gres.conf"]  # it held the block alone
+    assert result["restart"] == ["slurmd"]
     assert plan_slurm.conf_change("GresTypes=mps\n", "GresTypes=mps,gpu\n") == "restart"
+    assert plan_slurm.conf_change("NodeName=a Gres=gpu:x:1\n", "NodeName=a Gres=gpu:x:2\n") == "reconfigure"
+    assert plan_slurm.conf_change("NodeName=a Gres=gpu:x:1\n", "NodeName=a Gres=gpu:y:1\n") == "restart"
 
 
 def test_lines_the_role_cannot_own_are_refused(tmp_path):
