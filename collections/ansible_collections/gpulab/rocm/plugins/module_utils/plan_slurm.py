@@ -61,6 +61,13 @@ def check_node(wanted):
     return problems
 
 
+def _flag(value):
+    """A boolean of the wanted state (templated values can arrive as text on older Ansible)."""
+    if isinstance(value, str):
+        return value.strip().lower() in ('1', 'true', 'yes', 'on')
+    return bool(value)
+
+
 def _is_port(value, zero=False):
     if isinstance(value, bool):
         return False
@@ -160,7 +167,7 @@ def node_record(node, wanted, stack=None):
     if problems:
         raise PlanError('rocm_slurm: %s. Nothing was changed.' % '; '.join(problems))
     slurm = node.get('slurm') or {}
-    compute = bool(wanted.get('compute'))
+    compute = _flag(wanted.get('compute'))
     gpus = gpu_gres(node, wanted, result) if compute else []
     autodetect = bool(gpus) and wanted.get('gres_autodetect', 'auto') == 'auto' and bool(slurm.get('rsmi_plugin'))
     key = slurm.get('munge_key') or {}
@@ -170,7 +177,7 @@ def node_record(node, wanted, stack=None):
         'port': int(wanted.get('node_port') or 0),
         'hostname': slurm.get('hostname'),
         'compute': compute,
-        'controller': bool(wanted.get('controller')),
+        'controller': _flag(wanted.get('controller')),
         'gpus': gpus,
         'autodetect': autodetect,
         'gres': gres_string(gpus, typed=not autodetect),
@@ -178,8 +185,8 @@ def node_record(node, wanted, stack=None):
         'munge_key_sha1': key.get('sha1') if key.get('type') == 'file' else None,
     }
     result['packages'] = []
-    if wanted.get('install'):
-        wanted_packages = list(CONTROLLER_PACKAGES if wanted.get('controller') else [])
+    if _flag(wanted.get('install')):
+        wanted_packages = list(CONTROLLER_PACKAGES if _flag(wanted.get('controller')) else [])
         wanted_packages += [name for name in (NODE_PACKAGES if compute else []) if name not in wanted_packages]
         installed = node.get('packages') or {}
         result['packages'] = [name for name in wanted_packages if ((installed.get(name) or ['  '])[0] + '  ')[1] != 'i']
@@ -237,9 +244,9 @@ def plan(node, wanted, stack=None):
     slurm = node.get('slurm') or {}
     files = slurm.get('files') or {}
     conf_dir = (wanted.get('conf_dir') or '/etc/slurm').rstrip('/')
-    install = bool(wanted.get('install'))
-    controller = bool(wanted.get('controller'))
-    compute = bool(wanted.get('compute'))
+    install = _flag(wanted.get('install'))
+    controller = _flag(wanted.get('controller'))
+    compute = _flag(wanted.get('compute'))
     record = wanted.get('record') or {}
     ctl = wanted.get('controller_record') or {}
     nodes = wanted.get('nodes') or {}
@@ -397,7 +404,7 @@ def node_line(record, slurmd_port):
 def render_slurm_conf(wanted, ctl, records, current):
     """The whole slurm.conf of a cluster the role installed. NodeName lines of nodes this run did not read stay as
     they are in the current file (a run limited to some hosts drops nobody)."""
-    enforce = bool(wanted.get('cgroup_enforce', True))
+    enforce = _flag(wanted.get('cgroup_enforce', True))
     host = ctl.get('hostname') or ctl.get('name')
     if not sc.NODE_NAME_RE.match(str(host or '')):
         raise PlanError('rocm_slurm: the controller\'s host name %r is not one Slurm accepts. Nothing was changed.'
