@@ -24,15 +24,21 @@ SECTIONS = {
     'access': ('files', 'users'),
     'env': ('files', 'users', 'ldconfig', 'gpus'),
     'verify': ('os', 'gpus', 'tools', 'versions'),
-    'report': ('os', 'gpus', 'tools', 'versions', 'slurm', 'slurm_state'),
+    'report': ('os', 'gpus', 'tools', 'versions', 'slurm'),
     'slurm_node': ('os', 'packages', 'gpus', 'slurm'),
     'slurm': ('os', 'slurm'),
 }
 
 
-def probe_needs(phase, node, wanted, stack):
-    """Extra node_probe arguments a phase needs beyond what the node holds, or None."""
+def probe_needs(phase, node, wanted, stack, fresh=()):
+    """Extra node_probe arguments a phase needs beyond what the node holds, or None.
+
+    fresh: the sections read during this planning call (they are current). The report reads Slurm's view of a host
+    that has Slurm anew (it is live: a Slurm play of the same run may have changed it), and nowhere else.
+    """
     missing = [section for section in SECTIONS[phase] if section not in (node.get('sections') or [])]
+    if phase == 'report' and ('slurm' in missing or ((node.get('slurm') or {}).get('binaries') or {}).get('scontrol')):
+        missing += [section for section in ('slurm', 'slurm_state') if section not in fresh and section not in missing]
     extra = plan_env.probe_needs(node, wanted, stack) if phase == 'env' and wanted.get('state') != 'absent' else None
     if not missing and not extra:
         return None

@@ -27,7 +27,8 @@ author:
 options:
   sections:
     description:
-      - What to read; the default is everything but C(candidates).
+      - What to read; the default is everything but C(candidates), C(paths), C(autoremove), C(fix_broken) and
+        C(slurm_state).
     type: list
     elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions, candidates,
@@ -156,7 +157,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wa
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
             'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken', 'slurm', 'slurm_state']
 DEFAULT_SECTIONS = [section for section in SECTIONS
-                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'slurm', 'slurm_state')]
+                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'slurm_state')]
 # Slurm's own files as the role rocm_slurm reads them (never the munge key's content).
 SLURM_FILES = ('slurm.conf', 'gres.conf', 'cgroup.conf')
 SLURMD_DEFAULTS = '/etc/default/slurmd'

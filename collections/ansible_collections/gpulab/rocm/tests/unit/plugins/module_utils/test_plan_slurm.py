@@ -299,3 +299,14 @@ def test_hostlists():
     assert sc.expand_hostlist("gpu[01-03,07],login1") == ["gpu01", "gpu02", "gpu03", "gpu07", "login1"]
     with pytest.raises(ValueError):
         sc.expand_hostlist("gpu[a-b]")
+
+
+def test_the_report_reads_slurms_live_view_only_where_the_host_has_slurm():
+    read = ["os", "gpus", "tools", "versions", "slurm"]
+    without = {"sections": read, "slurm": {"binaries": {"scontrol": None}}}
+    assert planner.probe_needs("report", without, {}, {}) is None  # one module run on a host without Slurm
+    with_slurm = {"sections": read, "slurm": {"binaries": {"scontrol": "/usr/bin/scontrol"}}}
+    assert planner.probe_needs("report", with_slurm, {}, {})["sections"] == ["slurm", "slurm_state"]
+    assert planner.probe_needs("report", with_slurm, {}, {}, fresh={"slurm", "slurm_state"}) is None
+    assert planner.probe_needs("report", {"sections": []}, {}, {})["sections"] == [
+        "os", "gpus", "tools", "versions", "slurm", "slurm_state"]
