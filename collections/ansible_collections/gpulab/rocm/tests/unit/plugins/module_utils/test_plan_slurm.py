@@ -310,3 +310,54 @@ def test_the_report_reads_slurms_live_view_only_where_the_host_has_slurm():
     assert planner.probe_needs("report", with_slurm, {}, {}, fresh={"slurm", "slurm_state"}) is None
     assert planner.probe_needs("report", {"sections": []}, {}, {})["sections"] == [
         "os", "gpus", "tools", "versions", "slurm", "slurm_state"]
+
+
+# --- a whole cluster, as the role runs it: every record, then every host's plan, applied, planned again -------------
+
+def run_cluster(hosts, install=True):
+    """One run of the role over {host: probe}: the records, each host's plan, its files written into the probe."""
+    roles = {"ctl": (True, False), "n1": (False, True), "n2": (False, True)}
+    records = dict((name, plan_slurm.node_record(node, dict(NODE, node_name=name, install=install,
+                                                            controller=roles[name][0], compute=roles[name][1],
+                                                            node_addr="127.0.0.1"))["node"])
+                   for name, node in hosts.items())
+    plans = {}
+    for name, node in hosts.items():
+        plans[name] = plan_slurm.plan(node, dict(CLUSTER, install=install, controller=roles[name][0],
+                                                 compute=roles[name][1], record=records[name], nodes=records,
+                                                 controller_record=records["ctl"]))
+    for name, result in plans.items():
+        hosts[name] = converged(hosts[name], result)
+        if result["munge_key"] in ("create", "install", "fix"):
+            hosts[name]["slurm"]["munge_key"] = {"exists": True, "type": "file", "sha1": "c" * 40, "mode": "0400",
+                                                 "uid": 101}
+        for service in result["start"] + result["restart"]:
+            hosts[name]["slurm"]["daemons"][{"munge": "munged"}.get(service, service)] = True
+    return plans
+
+
+def test_a_cluster_converges_then_plans_nothing_and_follows_a_gpu_count_change(tmp_path):
+    stopped = {"daemons": {"munged": True, "slurmd": False, "slurmctld": False}}
+    hosts = {"ctl": probe(tmp_path, [], slurm=dict(stopped, hostname="ctl")),
+             "n1": probe(tmp_path, TWO_MI250X, slurm=dict(stopped, hostname="n1")),
+             "n2": probe(tmp_path, RX7900XTX, slurm=dict(stopped, hostname="n2"))}
+    for name in ("n1", "n2"):
+        hosts[name]["slurm"]["munge_key"] = {"exists": True, "type": "file", "sha1": "d" * 40, "mode": "0400",
+                                             "uid": 101}
+    first = run_cluster(hosts)
+    assert first["ctl"]["munge_key"] == "create" and first["ctl"]["start"] == ["slurmctld"]
+    assert first["n1"]["munge_key"] == "install" and first["n1"]["restart"] == ["munge"]
+    assert first["n1"]["start"] == ["slurmd"] and not any(plan["reconfigure"] for plan in first.values())
+    confs = set(plan["files"]["/etc/slurm/slurm.conf"] for plan in first.values())
+    assert len(confs) == 1  # the same slurm.conf everywhere
+    second = run_cluster(hosts)
+    assert [plan["changes"] for plan in second.values()] == [[], [], []]
+    # n2 gets a second RX 7900 XTX: gres.conf and the counts change, a reconfigure, no restart.
+    hosts["n2"]["gpu_pci"] = probe(tmp_path, RX7900XTX + [dict(RX7900XTX[0], path=[
+        "pci0000:00", "0000:00:03.2", "0000:04:00.0"], drm=["card1", "renderD129"])])["gpu_pci"]
+    third = run_cluster(hosts)
+    assert sorted(third["n2"]["files"]) == ["/etc/slurm/gres.conf", "/etc/slurm/slurm.conf"]
+    assert [third[name]["restart"] for name in ("ctl", "n1", "n2")] == [[], [], []]
+    assert all(third[name]["reconfigure"] for name in ("ctl", "n1", "n2"))
+    assert "Gres=gpu:rx7900xtx:2" in third["ctl"]["files"]["/etc/slurm/slurm.conf"]
+    assert [plan["changes"] for plan in run_cluster(hosts).values()] == [[], [], []]
