@@ -279,36 +279,43 @@ def plan(node, wanted, stack=None):
         content = edit_slurm_conf(current['content'], records)
     if content is not None and current.get('content') != content:
         result['files'][conf_path] = content
-        how = conf_change(current.get('content') or '', content)
-        if how == 'restart':
-            restart.update(['slurmctld'] if controller else [])
-            restart.update(['slurmd'] if compute else [])
-        else:
+        gpus_of = gres_changes(current.get('content') or '', content)
+        mine = gpus_of is not None and record.get('name') in gpus_of
+        # Slurm takes a node's new GPUs only when slurmctld and that node's slurmd start: on scontrol reconfigure,
+        # Slurm 22.05 refuses another GPU count where gres.conf names the files ("Attempt to change gres/gpu Count
+        # ... invalid with File configuration"), and slurm.conf(5) asks for both restarted on node changes.
+        if controller:
+            restart.add('slurmctld')
+        if compute and (gpus_of is None or mine):
+            restart.add('slurmd')
+        elif compute:
             reconfigure = True
-        result.change('write %s' % conf_path, 'missing' if current.get('type') != 'file' else
-                      ('the GPU counts differ (a reconfigure is enough)' if how == 'reconfigure' else
-                       'GresTypes, a GPU type or the node definitions differ (a restart is needed)'))
+        if current.get('type') != 'file':
+            why = 'missing'
+        elif gpus_of is None:
+            why = 'GresTypes, the node definitions or other settings differ (slurmctld and slurmd restart)'
+        else:
+            parts = ["slurmctld restarts: it takes a node's new GPUs only at its start"] if controller else []
+            if compute:
+                parts.append('slurmd restarts: its own node line changed' if mine else
+                             'this slurmd re-reads it on scontrol reconfigure, no restart')
+            why = 'the GPUs of %s differ (%s)' % (', '.join(gpus_of), '; '.join(parts))
+        result.change('write %s' % conf_path, why)
     # gres.conf, on compute nodes
     if compute:
         path = conf_dir + '/gres.conf'
         gres = files.get('gres.conf') or {}
         text, removed = edit_gres_conf(gres.get('content') if gres.get('type') == 'file' else None, record, path)
         if removed or (text is not None and text != gres.get('content')):
-            before = block_types(gres.get('content') if gres.get('type') == 'file' else None)
-            after = block_types(text)
-            same_types = before is not None and before == after
             if removed:
                 result['remove'].append(path)
-                result.change('remove %s' % path, 'it held only the GPU block, and this node has no GPU now')
+                result.change('remove %s' % path, 'it held only the GPU block, and this node has no GPU now '
+                              '(slurmd restarts)')
             else:
                 result['files'][path] = text
-                result.change('write %s' % path, 'missing' if gres.get('type') != 'file' else
-                              'the GPUs differ (%s)' % ('a reconfigure is enough' if same_types else
-                                                       'a GPU type changed: slurmd restarts'))
-            if same_types:
-                reconfigure = True
-            else:
-                restart.add('slurmd')
+                result.change('write %s' % path, '%s (slurmd restarts)' % (
+                    'missing' if gres.get('type') != 'file' else 'the GPUs differ'))
+            restart.add('slurmd')
         # cgroup.conf: ConstrainDevices
         path = conf_dir + '/cgroup.conf'
         cgroup = files.get('cgroup.conf') or {}
@@ -365,11 +372,12 @@ def plan(node, wanted, stack=None):
         elif service in restart:
             result['restart'].append(service)
             result.change('restart %s' % service, 'its configuration changed')
-    # A slurmctld (re)started here reads everything anew; otherwise the controller re-reads on scontrol reconfigure.
-    result['reconfigure'] = reconfigure and not set(['slurmctld', 'slurmd']) & set(result['restart'] + result['start'])
+    # A daemon (re)started here reads everything anew; a slurmd whose slurm.conf changed only in another node's
+    # GPUs re-reads it on scontrol reconfigure (once, on the controller, after every restart).
+    result['reconfigure'] = reconfigure and 'slurmd' not in result['restart'] + result['start']
     if result['reconfigure']:
-        result.change('scontrol reconfigure (on the controller)', 'the GPUs changed; slurmctld and slurmd re-read '
-                      'slurm.conf and gres.conf without a restart')
+        result.change('scontrol reconfigure (on the controller)', "another node's GPUs changed: this slurmd re-reads "
+                      'slurm.conf without a restart')
     return result
 
 
@@ -516,43 +524,39 @@ def _with_gres(words, comment, gpu_gres):
     return ' '.join(out) + (' ' + comment if comment else '')
 
 
-def conf_change(old, new):
-    """'reconfigure' when two slurm.conf texts differ only in the counts of the gpu GRES of their NodeName lines
-    (Slurm reads those on scontrol reconfigure), else 'restart': GresTypes, a GRES type (slurm.conf(5) and
-    gres.conf(5) say a Type change needs slurmctld and slurmd restarted), the node definitions, most other keys."""
-    return 'reconfigure' if old and _gpu_types_only(old) == _gpu_types_only(new) else 'restart'
+def gres_changes(old, new):
+    """The names of the nodes whose gpu GRES differ between two slurm.conf texts, sorted, when nothing else
+    differs; None when anything else does (GresTypes, another key, a node definition, a comment), or there was no
+    old text."""
+    if not old:
+        return None
+    old_lines, old_gpus = _split_gpu_gres(old)
+    new_lines, new_gpus = _split_gpu_gres(new)
+    if old_lines != new_lines:
+        return None
+    changed = sorted(name for name in set(old_gpus) | set(new_gpus) if old_gpus.get(name) != new_gpus.get(name))
+    return changed or None
 
 
-def _gpu_types_only(text):
-    """The lines of a slurm.conf with each NodeName's gpu GRES reduced to its types (counts left out)."""
-    out = []
+def _split_gpu_gres(text):
+    """(the lines of a slurm.conf without the gpu items of their Gres=, {node name: [its gpu items]})."""
+    lines, gpus = [], {}
     for line in text.splitlines():
         words, _comment = sc.split_line(line)
         pairs = sc.words_to_dict(words)
         if not pairs:
             continue
         if pairs[0][0].lower() == 'nodename':
-            gres = sc.get(pairs, 'Gres') or ''
-            types = sorted(set(item.split(':')[1] if item.count(':') >= 2 else '' for item in gres.split(',')
-                               if item.split(':')[0].lower() == 'gpu'))
-            words = _with_gres(words, '', '').split() + ['gpu-types=' + ','.join(types)]
-        out.append(' '.join(words))
-    return out
-
-
-def block_types(text):
-    """The GRES types in the role's block of a gres.conf (['rsmi'] for AutoDetect=rsmi), or None without a block."""
-    if not text or BLOCK_BEGIN not in text:
-        return None
-    block = text.split(BLOCK_BEGIN, 1)[1].split(BLOCK_END, 1)[0]
-    types = set()
-    for line in block.splitlines():
-        pairs = sc.words_to_dict(sc.split_line(line)[0])
-        if sc.get(pairs, 'AutoDetect') == 'rsmi':
-            types.add('rsmi')
-        elif sc.get(pairs, 'Type'):
-            types.add(sc.get(pairs, 'Type'))
-    return sorted(types)
+            items = sorted(item for item in (sc.get(pairs, 'Gres') or '').split(',')
+                           if item.split(':')[0].lower() == 'gpu')
+            try:
+                names = sc.expand_hostlist(pairs[0][1])
+            except ValueError:
+                names = [pairs[0][1]]
+            gpus.update((name, items) for name in names)
+            words = _with_gres(words, '', '').split()
+        lines.append(' '.join(words))
+    return lines, gpus
 
 
 # --- gres.conf, cgroup.conf, /etc/default/slurmd ------------------------------------------------------------------

@@ -137,7 +137,7 @@ def test_an_existing_slurm_conf_keeps_everything_but_gres_types_and_the_nodes_gr
     assert again["changes"] == [] and again["files"] == {} and not again["reconfigure"]
 
 
-def test_a_gpu_count_change_is_a_reconfigure_and_a_type_change_a_restart(tmp_path):
+def test_a_gpu_change_restarts_the_daemons_that_take_it_and_reconfigures_the_others(tmp_path):
     node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": LAB_CONF})
     done = converged(node, cluster(node, record(node)))
     files = dict((name, info["content"]) for name, info in done["slurm"]["files"].items() if info.get("content"))
@@ -145,9 +145,24 @@ def test_a_gpu_count_change_is_a_reconfigure_and_a_type_change_a_restart(tmp_pat
     result = cluster(fewer, record(fewer))
     assert sorted(result["files"]) == ["/etc/slurm/gres.conf", "/etc/slurm/slurm.conf"]
     assert "Gres=mps:100,gpu:mi250x:1" in result["files"]["/etc/slurm/slurm.conf"]
-    assert result["reconfigure"] and result["restart"] == []
-    assert "write /etc/slurm/gres.conf" in [item["change"] for item in result["changes"]]
-    # Another GPU model (gres.conf(5): a Type change needs slurmctld and slurmd restarted), or none at all.
+    # Its own node line and gres.conf changed: this slurmd restarts (Slurm takes a new GPU count only at the start).
+    assert result["restart"] == ["slurmd"] and not result["reconfigure"]
+    assert {"change": "write /etc/slurm/slurm.conf", "reason": "the GPUs of gpu01 differ (slurmd restarts: its own "
+            "node line changed)"} in result["changes"]
+    # The controller of the same cluster restarts slurmctld; another node (gpu02, whose GPUs stay) re-reads
+    # slurm.conf on scontrol reconfigure, without a restart.
+    conf = files["slurm.conf"].replace("NodeName=cpu[01-02] CPUs=8", "NodeName=gpu02 CPUs=4\nNodeName=cpu[01-02] CPUs=8")
+    rec, other = record(fewer), dict(record(fewer), name="gpu02", gres="", gpus=[])
+    ctl = probe(tmp_path, [], files={"slurm.conf": conf})
+    result = cluster(ctl, CTL, controller=True, compute=False, nodes={"gpu01": rec, "gpu02": other})
+    assert result["restart"] == ["slurmctld"] and not result["reconfigure"]
+    plain = probe(tmp_path, [], files={"slurm.conf": conf, "cgroup.conf": "ConstrainDevices=yes\n"})
+    result = cluster(plain, other, nodes={"gpu01": rec, "gpu02": other})
+    assert list(result["files"]) == ["/etc/slurm/slurm.conf"]
+    assert result["restart"] == [] and result["reconfigure"]
+    assert [item["change"] for item in result["changes"]] == ["write /etc/slurm/slurm.conf",
+                                                              "scontrol reconfigure (on the controller)"]
+    # Another GPU model, or none at all: the same restart.
     other = probe(tmp_path, RX7900XTX, files=files)
     result = cluster(other, record(other))
     assert result["restart"] == ["slurmd"] and not result["reconfigure"]
@@ -155,9 +170,13 @@ def test_a_gpu_count_change_is_a_reconfigure_and_a_type_change_a_restart(tmp_pat
     result = cluster(gone, record(gone))
     assert result["remove"] == ["/etc/slurm/gres.conf"]  # it held the block alone
     assert result["restart"] == ["slurmd"]
-    assert plan_slurm.conf_change("GresTypes=mps\n", "GresTypes=mps,gpu\n") == "restart"
-    assert plan_slurm.conf_change("NodeName=a Gres=gpu:x:1\n", "NodeName=a Gres=gpu:x:2\n") == "reconfigure"
-    assert plan_slurm.conf_change("NodeName=a Gres=gpu:x:1\n", "NodeName=a Gres=gpu:y:1\n") == "restart"
+    assert plan_slurm.gres_changes("GresTypes=mps\n", "GresTypes=mps,gpu\n") is None
+    assert plan_slurm.gres_changes("", "NodeName=a Gres=gpu:x:1\n") is None
+    assert plan_slurm.gres_changes("NodeName=a Gres=gpu:x:1\nNodeName=b\n",
+                                   "NodeName=a Gres=gpu:x:2\nNodeName=b Gres=gpu:y:1\n") == ["a", "b"]
+    assert plan_slurm.gres_changes("NodeName=a CPUs=2 Gres=gpu:x:1\n", "NodeName=a CPUs=4 Gres=gpu:x:2\n") is None
+    assert plan_slurm.gres_changes("NodeName=n[1-2] Gres=mps:1,gpu:x:1\n", "NodeName=n[1-2] Gres=mps:1\n") == [
+        "n1", "n2"]
 
 
 def test_lines_the_role_cannot_own_are_refused(tmp_path):
@@ -352,12 +371,13 @@ def test_a_cluster_converges_then_plans_nothing_and_follows_a_gpu_count_change(t
     assert len(confs) == 1  # the same slurm.conf everywhere
     second = run_cluster(hosts)
     assert [plan["changes"] for plan in second.values()] == [[], [], []]
-    # n2 gets a second RX 7900 XTX: gres.conf and the counts change, a reconfigure, no restart.
+    # n2 gets a second RX 7900 XTX: its gres.conf and its count in slurm.conf change; slurmctld and n2's slurmd
+    # restart, n1's slurmd re-reads slurm.conf on scontrol reconfigure.
     hosts["n2"]["gpu_pci"] = probe(tmp_path, RX7900XTX + [dict(RX7900XTX[0], path=[
         "pci0000:00", "0000:00:03.2", "0000:04:00.0"], drm=["card1", "renderD129"])])["gpu_pci"]
     third = run_cluster(hosts)
     assert sorted(third["n2"]["files"]) == ["/etc/slurm/gres.conf", "/etc/slurm/slurm.conf"]
-    assert [third[name]["restart"] for name in ("ctl", "n1", "n2")] == [[], [], []]
-    assert all(third[name]["reconfigure"] for name in ("ctl", "n1", "n2"))
+    assert [third[name]["restart"] for name in ("ctl", "n1", "n2")] == [["slurmctld"], [], ["slurmd"]]
+    assert [third[name]["reconfigure"] for name in ("ctl", "n1", "n2")] == [False, True, False]
     assert "Gres=gpu:rx7900xtx:2" in third["ctl"]["files"]["/etc/slurm/slurm.conf"]
     assert [plan["changes"] for plan in run_cluster(hosts).values()] == [[], [], []]
