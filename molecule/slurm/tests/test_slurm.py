@@ -141,11 +141,14 @@ def test_a_batch_job_runs_the_nodes_rocminfo_into_its_output_file(host):
 def test_the_fleet_report_shows_the_gres_slurm_sees():
     run = runs.playbook("playbooks/facts.yml", "slurm_nodes")
     assert run.rc == 0, run
-    report = json.loads(open(os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "fleet-report",
-                                          "fleet-report.json")).read())
+    folder = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "fleet-report")
+    report = json.loads(open(os.path.join(folder, "fleet-report.json")).read())
     slurm = dict((entry["name"], entry["slurm"]) for entry in report["hosts"])
     assert slurm[N1]["node"] == N1 and slurm[N1]["gres"] == "gpu:mi250x:2" and slurm[N1]["listed"], slurm
     assert slurm[N2]["gres"] == "gpu:rx6900xt:1" and slurm[N2]["state"] == "IDLE", slurm
+    page = open(os.path.join(folder, "fleet-report.html")).read()
+    assert "Slurm GRES</th>" in page
+    assert "gpu:mi250x:2<br><span class=\"muted\">%s: IDLE</span>" % N1 in page
 
 
 def test_autodetect_rsmi_is_planned_where_slurmd_has_the_plugin(host):
