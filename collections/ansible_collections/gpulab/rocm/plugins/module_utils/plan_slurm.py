@@ -342,6 +342,9 @@ def plan(node, wanted, stack=None):
     key = slurm.get('munge_key') or {}
     munge = (slurm.get('users') or {}).get('munge') or {}
     if install:
+        if key.get('type') not in (None, 'file'):
+            raise PlanError('rocm_slurm: %s is a %s, not a file: root does not follow or replace it. Make it the '
+                            'key file (or remove it). Nothing was changed.' % (MUNGE_KEY, key.get('type')))
         ctl_sha1 = ctl.get('munge_key_sha1')
         if controller and key.get('type') != 'file':
             result['munge_key'] = 'create'

@@ -241,6 +241,10 @@ def test_the_munge_key_is_made_on_the_controller_and_copied_to_the_others(tmp_pa
     assert cluster(node, record(node, install=True), install=True)["munge_key"] == "fix"
     node["slurm"]["munge_key"] = dict(same, sha1="x" * 40)
     assert cluster(node, record(node, install=True), install=True)["munge_key"] == "install"
+    # A symlink in its place is refused (root neither follows nor replaces it).
+    node["slurm"]["munge_key"] = {"exists": True, "type": "symlink", "target": "/home/someone/key"}
+    with pytest.raises(PlanError, match="munge.key is a symlink, not a file: root does not follow"):
+        cluster(node, record(node, install=True), install=True)
 
 
 def test_the_packages_a_host_lacks(tmp_path):
