@@ -268,8 +268,8 @@ def slurm_record(node):
                   reason=entry.get('Reason') or None)
     flags = set((record['state'] or '').upper().replace('+', ' ').split())
     if not record['problem'] and flags & set(['DOWN', 'DRAIN', 'DRAINED', 'DRAINING', 'FAIL', 'NOT_RESPONDING']):
-        record['problem'] = 'Slurm shows node %s %s%s' % (name, record['state'],
-                                                         ': %s' % record['reason'] if record['reason'] else '')
+        reason = ': %s' % record['reason'] if record['reason'] else ''
+        record['problem'] = 'Slurm shows node %s %s%s' % (name, record['state'], reason)
     return record
 
 

@@ -180,8 +180,8 @@ def test_a_gpu_change_restarts_the_daemons_that_take_it_and_reconfigures_the_oth
 
 
 def test_lines_the_role_cannot_own_are_refused(tmp_path):
-    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": LAB_CONF.replace("NodeName=gpu01 CPUs=4 Gres=mps:100",
-                                                                            "NodeName=gpu0[1-2] CPUs=4")})
+    shared = LAB_CONF.replace("NodeName=gpu01 CPUs=4 Gres=mps:100", "NodeName=gpu0[1-2] CPUs=4")
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": shared})
     with pytest.raises(PlanError, match=r"covers nodes whose GPUs differ .* give gpu01 a NodeName line of its own"):
         cluster(node, record(node))
     node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": "ClusterName=lab\n"})
