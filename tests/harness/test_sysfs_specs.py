@@ -1,5 +1,5 @@
 """Every sysfs tree spec the containers get (molecule/hardware/sysfs/ for the `hardware` scenario,
-tests/report/sysfs/ for tests/runner) builds with the collection's sysfs_tree.py run the way the containers run it:
+molecule/slurm/sysfs/ for the `slurm` scenario, tests/report/sysfs/ for tests/runner) builds with the collection's sysfs_tree.py run the way the containers run it:
 the one file alone, `python3 sysfs_tree.py SPEC ROOT`. gpu_pci_facts' reader then finds in the tree what the spec
 describes, so a spec or builder error shows here rather than in a Molecule run."""
 
@@ -15,7 +15,8 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILDER = ROOT / "collections/ansible_collections/gpulab/rocm/tests/unit/sysfs_tree.py"
-SPECS = sorted((ROOT / "molecule/hardware/sysfs").glob("*.json")) + sorted((ROOT / "tests/report/sysfs").glob("*.json"))
+SPECS = (sorted((ROOT / "molecule/hardware/sysfs").glob("*.json")) + sorted((ROOT / "molecule/slurm/sysfs").glob("*.json"))
+         + sorted((ROOT / "tests/report/sysfs").glob("*.json")))
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda path: path.name)
@@ -34,3 +35,8 @@ def test_spec_builds_as_in_a_container(tmp_path, spec):
     drm = dict((device["bdf"], device["drm"]) for device in facts["devices"])
     assert drm == dict((function["path"][-1], function.get("drm", [])) for function in described.get("functions", []))
     assert (sysfs / "GPULAB-FIXTURE").read_text().startswith("gpulab.rocm TEST FIXTURE")
+    # The render nodes a spec gives its GPUs are what the facts report (the slurm scenario mknods them).
+    renders = {function["path"][-1]: ["/dev/dri/" + name for name in function.get("drm", []) if name.startswith("renderD")]
+               for function in described.get("functions", [])}
+    assert {device["bdf"]: device["render_node"] for device in facts["devices"]} == {
+        bdf: (names[0] if names else None) for bdf, names in renders.items()}

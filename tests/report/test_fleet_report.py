@@ -231,3 +231,32 @@ def test_the_page_escapes_every_value(tmp_path):
     page = env.get_template("fleet-report.html.j2").render(__rocm_report=fleet, rocm_report_title="t")
     assert 'onmouseover="alert' not in page and "<script>alert" not in page and "<img src=x" not in page
     assert "limited at 0000:d1:00.0&#34; onmouseover=&#34;alert(1)" in page
+
+
+def test_the_slurm_column_only_where_a_host_has_slurm(tmp_path):
+    # A fleet without Slurm gets the page it had before Slurm came (no column); with one Slurm node, every row has
+    # the column (the same number of cells as headers), its value escaped.
+    import re
+
+    import jinja2
+    template = ROOT / "roles" / "rocm_report" / "templates"
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template)))
+
+    def page(records):
+        fleet = report.report_fleet(dict((name, {"r": record}) for name, record in records.items()), sorted(records),
+                                    "r")
+        html = env.get_template("fleet-report.html.j2").render(__rocm_report=fleet, rocm_report_title="t")
+        heads = re.findall(r"<th\b", html)
+        rows = [len(re.findall(r"<td\b", row)) for row in re.findall(r"<tr class=.*?</tr>", html, re.S)]
+        return html, len(heads), rows
+
+    plain = report.host_record(node(tmp_path), "n1")
+    assert plain["slurm"] is None
+    html, heads, rows = page({"n1": plain})
+    assert "Slurm GRES" not in html and rows == [heads]
+    slurm = report.host_record(node(tmp_path), "n2")
+    slurm["slurm"] = {"node": "n2", "listed": True, "gres": "gpu:<b>x</b>:2", "gres_used": None, "state": "IDLE",
+                      "reason": None}
+    html, with_slurm, rows = page({"n1": plain, "n2": slurm})
+    assert with_slurm == heads + 1 and rows == [with_slurm, with_slurm]
+    assert "Slurm GRES" in html and "gpu:&lt;b&gt;x&lt;/b&gt;:2" in html and "<b>x</b>" not in html

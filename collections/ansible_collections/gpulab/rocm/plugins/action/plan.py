@@ -64,9 +64,11 @@ class ActionModule(ActionBase):
         probe_args = dict(node.get('params') or {})
         probe_args.update(users=inputs['gpu_users'], kernel_driver=inputs['kernel_driver'])
         probe_args.update(args['probe'])
+        fresh = set()
         if sections is None or sections:
             node = self._probe(node, probe_args, sections, task_vars)
-        needs = planner.probe_needs(args['phase'], node, args['wanted'], inputs)
+            fresh.update(node['sections'] if sections is None else sections)
+        needs = planner.probe_needs(args['phase'], node, args['wanted'], inputs, fresh)
         if needs:
             probe_args.update((key, value) for key, value in needs.items() if key != 'sections')
             node = self._probe(node, probe_args, needs['sections'], task_vars)

@@ -10,7 +10,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
 from collections.abc import Mapping
+
+from ansible_collections.gpulab.rocm.plugins.module_utils.slurm_conf import gres_of
 
 
 class ReportError(ValueError):
@@ -210,6 +213,12 @@ def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
         problems.append('ROCm %s is installed, the inventory asks for %s (rocm_version)'
                         % (rocm_version, expected_rocm_version))
 
+    slurm = slurm_record(node)
+    if slurm and slurm.get('problem'):
+        problems.append(slurm.pop('problem'))
+    elif slurm:
+        slurm.pop('problem', None)
+
     # The GPUs the ROCm tools see, as gpu_count counts them (rocm_verify's figures); sysfs-only rows are not usable.
     amd_rows = [row for row in finished if row['vendor'] == 'AMD' and set(row['seen_by']) - {'pci'}]
     gpu_problems = ['%s: %s' % (row['pci_bus'] or row['model'], problem) for row in finished for problem in row['problems']]
@@ -228,7 +237,40 @@ def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
         'problems': problems + gpu_problems,
         'host_problems': problems,
         'gpus': finished,
+        'slurm': slurm,
     }
+
+
+def slurm_name(node):
+    """The host's Slurm node name: slurmd's -N option (/etc/default/slurmd), else the short host name."""
+    slurm = node.get('slurm') if isinstance(node.get('slurm'), Mapping) else {}
+    defaults = ((slurm.get('files') or {}).get('defaults') or {}).get('content') or ''
+    match = re.search(r'^\s*SLURMD_OPTIONS=["\']?[^"\'\n]*?-N\s*([A-Za-z0-9_.-]+)', defaults, re.M)
+    return match.group(1) if match else slurm.get('hostname')
+
+
+def slurm_record(node):
+    """This host as Slurm sees it (`scontrol show node -o`, probe section slurm_state): {'node', 'listed', 'gres',
+    'gres_used', 'state', 'reason', 'problem'}; None where the host has no Slurm."""
+    state = node.get('slurm_state')
+    if not isinstance(state, Mapping) or (state.get('error') or '').startswith('no Slurm here'):
+        return None
+    name = slurm_name(node)
+    entries = [entry for entry in state.get('nodes') or [] if isinstance(entry, Mapping)]
+    entry = next((item for item in entries if item.get('NodeName') == name), None)
+    record = {'node': name, 'listed': entry is not None, 'gres': None, 'gres_used': None, 'state': None,
+              'reason': None, 'problem': None}
+    if state.get('error'):
+        record['problem'] = 'Slurm: %s' % state['error']
+    if entry is None:
+        return record
+    record.update(gres=gres_of(entry), gres_used=entry.get('GresUsed') or None, state=entry.get('State') or None,
+                  reason=entry.get('Reason') or None)
+    flags = set((record['state'] or '').upper().replace('+', ' ').split())
+    if not record['problem'] and flags & set(['DOWN', 'DRAIN', 'DRAINED', 'DRAINING', 'FAIL', 'NOT_RESPONDING']):
+        reason = ': %s' % record['reason'] if record['reason'] else ''
+        record['problem'] = 'Slurm shows node %s %s%s' % (name, record['state'], reason)
+    return record
 
 
 def _os_text(os_info):
@@ -257,6 +299,7 @@ def unreachable_host(name):
         'problems': [UNREACHABLE],
         'host_problems': [UNREACHABLE],
         'gpus': [],
+        'slurm': None,
     }
 
 

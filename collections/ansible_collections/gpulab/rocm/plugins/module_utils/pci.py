@@ -26,6 +26,8 @@ _CLASS_NAMES = {0x0300: 'VGA compatible controller', 0x0302: '3D controller', 0x
 _CGROUP_HINTS = ('docker', 'kubepods', 'containerd', 'libpod', 'lxc', 'crio')
 _KFD_LINK_TYPES = {2: 'pcie', 11: 'xgmi'}
 _DRM_NODE = re.compile(r'^(card|renderD)\d{1,4}$')
+_CPU_DIR = re.compile(r'^cpu(\d+)$')
+_NODE_DIR = re.compile(r'^node(\d+)$')
 
 
 def parse_link_speed(text):
@@ -167,6 +169,7 @@ def read_pci_device(devices_dir, bdf):
     numa = _read_int(os.path.join(device_dir, 'numa_node'), 10)
     real_dir = os.path.realpath(device_dir)
     is_vf = os.path.exists(os.path.join(device_dir, 'physfn'))
+    drm = drm_nodes(device_dir)
     return {
         'bdf': bdf,
         'vendor': VENDOR_NAMES[vendor_id],
@@ -183,7 +186,8 @@ def read_pci_device(devices_dir, bdf):
         'sriov_vf': True if is_vf else known['vf'],
         'driver': os.path.basename(os.readlink(driver)) if os.path.islink(driver) else None,
         'numa_node': numa if numa is not None and numa >= 0 else None,
-        'drm': drm_nodes(device_dir),
+        'drm': drm,
+        'render_node': render_node(drm),
         'link': link_facts(real_dir),
     }
 
@@ -192,6 +196,13 @@ def drm_nodes(device_dir):
     """The DRM nodes the driver made for a PCI function (its drm/ folder: card1, renderD128), sorted; [] when none."""
     names = [name for name in _listdir(os.path.join(device_dir, 'drm')) if _DRM_NODE.match(name)]
     return sorted(names, key=lambda name: (not name.startswith('card'), int(re.sub(r'\D', '', name))))
+
+
+def render_node(drm):
+    """The function's render node as /dev/dri/renderDN, from its DRM nodes (drm_nodes); None when it has none (no
+    driver bound, or not a DRM device)."""
+    renders = [name for name in drm if name.startswith('renderD')]
+    return '/dev/dri/' + renders[0] if renders else None
 
 
 def read_kfd_nodes(sysfs_root):
@@ -336,3 +347,48 @@ def gather_pci(sysfs_root='/sys', root='/', proc_root='/proc'):
         'kfd_physical_gpus': len(physical),
         'kfd_gfx_targets': sorted(set(node['gfx_target'] for node in kfd_gpus if node['gfx_target'])),
     }
+
+
+def parse_cpu_list(text):
+    """A kernel CPU list ('0-3,8-11', '' for none) -> sorted ints; ValueError when it is not one."""
+    cpus = set()
+    for part in (text or '').strip().split(','):
+        part = part.strip()
+        if not part:
+            continue
+        first, _sep, last = part.partition('-')
+        if not first.isdigit() or (last and not last.isdigit()):
+            raise ValueError('not a CPU list: %r' % text)
+        cpus.update(range(int(first), int(last or first) + 1))
+    return sorted(cpus)
+
+
+def read_cpu_topology(sysfs_root='/sys'):
+    """The CPUs and NUMA nodes of the host, from devices/system/{cpu,node}: {'cpus': [{'cpu', 'socket', 'core'}],
+    'numa_nodes': {'N': [cpu, ...]}} (string keys, as the facts travel as JSON); empty where sysfs shows nothing."""
+    base = os.path.join(sysfs_root, 'devices', 'system')
+    cpus = []
+    for entry in _listdir(os.path.join(base, 'cpu')):
+        match = _CPU_DIR.match(entry)
+        if not match:
+            continue
+        topology = os.path.join(base, 'cpu', entry, 'topology')
+        cpus.append({'cpu': int(match.group(1)),
+                     'socket': _read_int(os.path.join(topology, 'physical_package_id'), 10),
+                     'core': _read_int(os.path.join(topology, 'core_id'), 10)})
+    online = _read(os.path.join(base, 'cpu', 'online'))
+    if online is not None:
+        try:
+            wanted = set(parse_cpu_list(online))
+            cpus = [cpu for cpu in cpus if cpu['cpu'] in wanted]
+        except ValueError:
+            pass
+    numa = {}
+    for entry in _listdir(os.path.join(base, 'node')):
+        match = _NODE_DIR.match(entry)
+        if match:
+            try:
+                numa[str(int(match.group(1)))] = parse_cpu_list(_read(os.path.join(base, 'node', entry, 'cpulist')) or '')
+            except ValueError:
+                continue
+    return {'cpus': sorted(cpus, key=lambda cpu: cpu['cpu']), 'numa_nodes': numa}

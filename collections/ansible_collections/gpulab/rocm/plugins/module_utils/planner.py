@@ -9,12 +9,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_verify, preflight,
+    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm, plan_verify,
+    preflight,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
-CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'containers')
-PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'containers', 'verify', 'report')
+CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'containers', 'slurm_node', 'slurm')
+PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'containers', 'verify', 'report', 'slurm_node',
+          'slurm')
 # The probe sections each phase reads; a phase whose sections the node lacks gets them probed first.
 SECTIONS = {
     'preflight': ('os', 'packages', 'apt', 'users', 'disk', 'firmware', 'gpus'),
@@ -26,13 +28,21 @@ SECTIONS = {
     # Plus 'containers' (plan_containers.probe_needs), read only where the role is enabled and an AMD GPU is there.
     'containers': ('os', 'packages', 'users', 'gpus'),
     'verify': ('os', 'gpus', 'tools', 'versions'),
-    'report': ('os', 'gpus', 'tools', 'versions'),
+    'report': ('os', 'gpus', 'tools', 'versions', 'slurm'),
+    'slurm_node': ('os', 'packages', 'gpus', 'slurm'),
+    'slurm': ('os', 'slurm'),
 }
 
 
-def probe_needs(phase, node, wanted, stack):
-    """Extra node_probe arguments a phase needs beyond what the node holds, or None."""
+def probe_needs(phase, node, wanted, stack, fresh=()):
+    """Extra node_probe arguments a phase needs beyond what the node holds, or None.
+
+    fresh: the sections read during this planning call (they are current). The report reads Slurm's view of a host
+    that has Slurm anew (it is live: a Slurm play of the same run may have changed it), and nowhere else.
+    """
     missing = [section for section in SECTIONS[phase] if section not in (node.get('sections') or [])]
+    if phase == 'report' and ('slurm' in missing or ((node.get('slurm') or {}).get('binaries') or {}).get('scontrol')):
+        missing += [section for section in ('slurm', 'slurm_state') if section not in fresh and section not in missing]
     extra = None
     if phase == 'env' and wanted.get('state') != 'absent':
         extra = plan_env.probe_needs(node, wanted, stack)
@@ -75,6 +85,10 @@ def plan(phase, node, wanted, stack, host=None):
         return plan_containers.plan(node, wanted, stack)
     if phase == 'verify':
         return plan_verify.plan(node, wanted, stack, host.get('name'))
+    if phase == 'slurm_node':
+        return plan_slurm.node_record(node, wanted, stack)
+    if phase == 'slurm':
+        return plan_slurm.plan(node, wanted, stack)
     if phase == 'report':
         expected = stack['expected_gpu_count']
         version = wanted.get('expected_rocm_version') or stack['version']

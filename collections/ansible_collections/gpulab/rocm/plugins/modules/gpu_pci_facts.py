@@ -140,6 +140,12 @@ ansible_facts:
               type: list
               elements: str
               sample: [card1, renderD128]
+              version_added: 0.3.0
+            render_node:
+              description: The DRM render node, C(/dev/dri/renderDN), the first render node of C(drm); null when it
+                has none (no driver bound, or not a DRM device).
+              type: str
+              version_added: 0.3.0
             link:
               description: PCIe link state, speeds in GT/s.
               type: dict

@@ -27,8 +27,8 @@ author:
 options:
   sections:
     description:
-      - What to read; the default is everything but C(candidates), C(paths), C(autoremove), C(fix_broken) and
-        C(containers).
+      - What to read; the default is everything but C(candidates), C(paths), C(autoremove), C(fix_broken),
+        C(containers) and C(slurm_state).
       - Section C(containers) (read for the C(rocm_containers) role) reads the container engines present
         (C(podman), C(docker) and their versions), whether dockerd runs, when it started and how many containers it
         runs, C(/etc/docker/daemon.json), the CDI specs of C(/etc/cdi) and C(/var/run/cdi), C(/dev/kfd) and
@@ -37,7 +37,7 @@ options:
     type: list
     elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions,
-              candidates, paths, autoremove, fix_broken, containers]
+              candidates, paths, autoremove, fix_broken, containers, slurm, slurm_state]
   users:
     description: Users whose groups and C(~/.bashrc) block are read (the stack-wide C(rocm_gpu_users)).
     type: list
@@ -60,6 +60,10 @@ options:
       - Packages whose versions in the apt sources are read (C(apt-cache madison)), for section C(candidates).
       - Section C(autoremove) lists what C(apt-get autoremove) would remove, and section C(fix_broken) what
         C(apt-get install --fix-broken) would remove (simulations, so nothing changes).
+      - Section C(slurm) reads Slurm's configuration files in O(slurm_conf_dir), the munge key's owner, mode and
+        checksum (never its content), Slurm's binaries and version, whether slurmd has the C(gpu_rsmi.so) plugin,
+        which of munged, slurmd and slurmctld run, and the CPU and NUMA topology under O(sysfs_root). Section
+        C(slurm_state) asks the controller for every node as Slurm sees it (C(scontrol show node -o)).
     type: list
     elements: str
     default: []
@@ -84,6 +88,19 @@ options:
     description: Where sysfs is read (tests point it at a fixture tree).
     type: path
     default: /sys
+  slurm_conf_dir:
+    description: Slurm's configuration folder, for sections C(slurm) and C(slurm_state).
+    type: path
+    default: /etc/slurm
+    version_added: 0.3.0
+  slurm_plugin_dir:
+    description:
+      - Where slurmd's plugins are, for section C(slurm); empty reads C(PluginDir) from slurm.conf, else the
+        distributions' folders (C(/usr/lib/<triplet>/slurm-wlm), C(/usr/lib64/slurm), C(/usr/lib/slurm),
+        C(/usr/local/lib/slurm)).
+    type: str
+    default: ''
+    version_added: 0.3.0
 attributes:
   check_mode:
     support: full
@@ -121,8 +138,7 @@ ansible_facts:
     gpulab_node:
       description: One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups),
         C(alternatives), C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates),
-        C(containers)),
-        plus C(sections) and C(params).
+        C(containers), C(slurm), C(slurm_state)), plus C(sections) and C(params).
       returned: always
       type: dict
 '''
@@ -138,14 +154,22 @@ from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as n
 from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS
 from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import read_all
 from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import dearmor, primary_fingerprints, trusted_keyring
-from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci, read_cpu_topology
 from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_packages import parse_madison
+from ansible_collections.gpulab.rocm.plugins.module_utils.slurm_conf import parse_scontrol_nodes, split_line, words_to_dict
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
-            'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken', 'containers']
+            'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm',
+            'slurm_state']
 DEFAULT_SECTIONS = [section for section in SECTIONS
-                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers')]
+                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm_state')]
+# Slurm's own files as the role rocm_slurm reads them (never the munge key's content).
+SLURM_FILES = ('slurm.conf', 'gres.conf', 'cgroup.conf')
+SLURMD_DEFAULTS = '/etc/default/slurmd'
+MUNGE_KEY = '/etc/munge/munge.key'
+SLURM_BINARIES = ('slurmd', 'slurmctld', 'scontrol', 'sinfo', 'munged', 'mungekey')
+SLURM_DAEMONS = ('munged', 'slurmd', 'slurmctld')
 # Plain C locale for the tools whose output is parsed.
 ENV = {'LANG': 'C', 'LC_ALL': 'C', 'DEBIAN_FRONTEND': 'noninteractive'}
 
@@ -347,11 +371,95 @@ class Probe(object):
             'local_users': [name for name in ns.local_users('/') if name in self.params['users']],
         }
 
+    def slurm(self):
+        conf_dir = self.params['slurm_conf_dir']
+        files = dict((name, ns.describe_file(os.path.join(conf_dir, name))) for name in SLURM_FILES)
+        files['defaults'] = ns.describe_file(SLURMD_DEFAULTS)
+        binaries = dict((name, self.module.get_bin_path(name, opt_dirs=['/usr/sbin', '/usr/local/sbin']))
+                        for name in SLURM_BINARIES)
+        version = None
+        tool = binaries['slurmd'] or binaries['scontrol']
+        if tool:
+            rc, stdout, _stderr = self.run([tool, '-V'])
+            version = stdout.strip().splitlines()[0] if rc == 0 and stdout.strip() else None
+        plugin_dir, rsmi = slurm_plugins(self.params['slurm_plugin_dir'], (files['slurm.conf'].get('content')))
+        users = {}
+        for name in ('munge', 'slurm'):
+            try:
+                entry = pwd.getpwnam(name)
+                users[name] = {'uid': entry.pw_uid, 'gid': entry.pw_gid}
+            except KeyError:
+                users[name] = None
+        self.node['slurm'] = {
+            'conf_dir': conf_dir,
+            'conf_dir_state': ns.describe_file(conf_dir, with_content=False),
+            'files': files,
+            'munge_key': ns.describe_file(MUNGE_KEY, with_content=False),
+            'users': users,
+            'binaries': binaries,
+            'version': version,
+            'plugin_dir': plugin_dir,
+            'rsmi_plugin': rsmi,
+            'daemons': running_daemons('/proc', SLURM_DAEMONS),
+            'hostname': os.uname()[1].split('.')[0],
+            'topology': read_cpu_topology(self.params['sysfs_root']),
+        }
+
+    def slurm_state(self):
+        scontrol = self.module.get_bin_path('scontrol', opt_dirs=['/usr/sbin'])
+        conf = os.path.join(self.params['slurm_conf_dir'], 'slurm.conf')
+        state = {'nodes': [], 'error': None}
+        if not scontrol or not os.path.isfile(conf):
+            state['error'] = 'no Slurm here (%s)' % ('no scontrol' if not scontrol else 'no %s' % conf)
+        else:
+            timeout = self.module.get_bin_path('timeout')
+            argv = ([timeout, '20'] if timeout else []) + [scontrol, 'show', 'node', '-o']
+            rc, stdout, stderr = self.run(argv)
+            state['nodes'] = parse_scontrol_nodes(stdout)
+            if rc != 0:
+                state['error'] = 'scontrol show node failed (rc %s): %s' % (rc, (stderr or stdout).strip()[-500:])
+        self.node['slurm_state'] = state
+
     def versions(self):
         rocm = (ns.read_text(os.path.join(self.params['rocm_path'], '.info/version')) or '').strip()
         amdgpu = (ns.read_text(os.path.join(self.params['sysfs_root'], 'module/amdgpu/version')) or '').strip()
         self.node['versions'] = {'rocm': rocm.splitlines()[0] if rocm else None,
                                  'amdgpu': amdgpu.splitlines()[0] if amdgpu else None}
+
+
+def slurm_plugins(configured, slurm_conf):
+    """(slurmd's plugin folder, whether gpu_rsmi.so is in it): the configured folder, else PluginDir of slurm.conf
+    (its first folder), else the first of the distributions' folders that exists."""
+    candidates = []
+    if configured:
+        candidates.append(configured)
+    for line in (slurm_conf or '').splitlines():
+        words, _comment = split_line(line)
+        for key, value in words_to_dict(words):
+            if key.lower() == 'plugindir' and value:
+                candidates.append(value.split(':')[0])
+    triplet = {'x86_64': 'x86_64-linux-gnu', 'aarch64': 'aarch64-linux-gnu',
+               'ppc64le': 'powerpc64le-linux-gnu'}.get(os.uname()[4], os.uname()[4] + '-linux-gnu')
+    candidates += ['/usr/lib/%s/slurm-wlm' % triplet, '/usr/lib64/slurm', '/usr/lib/slurm', '/usr/local/lib/slurm']
+    for folder in candidates if not configured else candidates[:1]:
+        if os.path.isdir(folder):
+            return folder, os.path.isfile(os.path.join(folder, 'gpu_rsmi.so'))
+    return None, False
+
+
+def running_daemons(proc_root, names):
+    """{name: running} for each process name, from /proc/<pid>/comm."""
+    found = dict((name, False) for name in names)
+    try:
+        entries = os.listdir(proc_root)
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.isdigit():
+            comm = ns.read_text(os.path.join(proc_root, entry, 'comm'), limit=64)
+            if comm and comm.strip() in found:
+                found[comm.strip()] = True
+    return found
 
 
 def _in_container():
@@ -372,6 +480,8 @@ def main():
             rocm_path=dict(type='path', default='/opt/rocm'),
             amd_smi_metric=dict(type='bool', default=True),
             sysfs_root=dict(type='path', default='/sys'),
+            slurm_conf_dir=dict(type='path', default='/etc/slurm'),
+            slurm_plugin_dir=dict(type='str', default=''),
         ),
         supports_check_mode=True,
     )
@@ -401,7 +511,7 @@ def main():
     node['sections'] = sorted(sections)
     node['params'] = dict((key, module.params[key]) for key in ('users', 'groups', 'kernel_driver', 'disk_path',
                                                                 'rocm_path', 'amd_smi_metric', 'sysfs_root',
-                                                                'paths'))
+                                                                'paths', 'slurm_conf_dir', 'slurm_plugin_dir'))
     module.exit_json(changed=False, ansible_facts={'gpulab_node': node})
 
 

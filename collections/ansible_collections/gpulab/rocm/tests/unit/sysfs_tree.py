@@ -37,7 +37,7 @@ def _write(path, value):
 
 
 def add_function(sysfs, path, cls=None, vendor=None, device=None, revision=None, subsystem=None, numa_node=None,
-                 link=None, driver=None, extra=None, drm=()):
+                 link=None, driver=None, extra=None, drm=None):
     """One PCI function at sysfs/devices/<path...> and its bus/pci/devices link; returns its folder.
 
     path: the folders from the host bridge down, e.g. ['pci0000:00', '0000:00:01.1', '0000:01:00.0'].
@@ -45,7 +45,8 @@ def add_function(sysfs, path, cls=None, vendor=None, device=None, revision=None,
     subsystem: (subsystem_vendor, subsystem_device). link: (current speed, current width, max speed, max width),
     e.g. ('16.0 GT/s PCIe', 8, '16.0 GT/s PCIe', 16). driver: the name the `driver` link points to.
     extra: {file name: value} for any other file (a capture's `*_link_*` files, pp_dpm_pcie).
-    drm: the DRM nodes amdgpu makes for the function (['card1', 'renderD128']): drm/<name>/dev holds major:minor.
+    drm: the DRM devices the driver made for it, e.g. ['card0', 'renderD128']: folders drm/<name> with the `dev`
+    file the kernel writes (major 226, the minor from the name: card N is N, renderD N is N).
     """
     device_dir = os.path.join(sysfs, 'devices', *path)
     os.makedirs(device_dir, exist_ok=True)
@@ -60,10 +61,9 @@ def add_function(sysfs, path, cls=None, vendor=None, device=None, revision=None,
     bus = os.path.join(sysfs, 'bus', 'pci', 'devices')
     os.makedirs(bus, exist_ok=True)
     os.symlink(os.path.relpath(device_dir, bus), os.path.join(bus, path[-1]))
-    for name in drm:
-        node = os.path.join(device_dir, 'drm', name)
-        os.makedirs(node)
-        _write(os.path.join(node, 'dev'), '226:{0}'.format(int(name.lstrip('cardenrD'))))
+    for name in drm or ():
+        os.makedirs(os.path.join(device_dir, 'drm', name))
+        _write(os.path.join(device_dir, 'drm', name, 'dev'), '226:{0}'.format(int(re.sub(r'^\D+', '', name))))
     if driver:
         drivers = os.path.join(sysfs, 'bus', 'pci', 'drivers', driver)
         os.makedirs(drivers, exist_ok=True)
@@ -103,7 +103,8 @@ def build(sysfs, spec):
 
         {"description": "...", "sources": {what each value comes from},
          "functions": [add_function's arguments, with "class" for cls],
-         "kfd_nodes": [{"node": N, "properties": {...}, "gpu_id": ..., "io_links": [{...}]}]}
+         "kfd_nodes": [{"node": N, "properties": {...}, "gpu_id": ..., "io_links": [{...}]}],
+         "files": {"devices/system/node/node0/cpulist": "0-1", ...}}    (any other file, path under ROOT)
 
     bus/pci/devices is made even with no function (a host with no GPU has one); ROOT/GPULAB-FIXTURE says what the
     tree is.
@@ -114,6 +115,12 @@ def build(sysfs, spec):
         add_function(sysfs, cls=arguments.pop('class', None), **arguments)
     for node in spec.get('kfd_nodes', ()):
         add_kfd_node(sysfs, node['node'], node['properties'], node.get('gpu_id'), node.get('io_links', ()))
+    for relative, value in sorted(spec.get('files', {}).items()):
+        path = os.path.normpath(os.path.join(sysfs, relative))
+        if not path.startswith(os.path.join(os.path.normpath(sysfs), '')):
+            raise ValueError('files: {0} is outside the tree'.format(relative))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _write(path, value)
     _write(os.path.join(sysfs, 'GPULAB-FIXTURE'), 'gpulab.rocm TEST FIXTURE: sysfs tree built by sysfs_tree.py: '
            + spec.get('description', ''))
 

@@ -1,0 +1,387 @@
+"""rocm_slurm's planner (module_utils/plan_slurm.py) over probes of fixture sysfs trees: the GPUs as GRES from the
+facts, the lines the role owns in an existing Slurm, the whole files of a Slurm it installs, the munge key, and
+when a reconfigure is enough and when a restart is needed."""
+
+import copy
+
+import pytest
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report, plan_slurm, planner, slurm_conf as sc
+from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci, read_cpu_topology
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError, sha1
+from ansible_collections.gpulab.rocm.tests.unit import sysfs_tree
+
+CPUS = {"devices/system/cpu/online": "0-3", "devices/system/node/node0/cpulist": "0-1",
+        "devices/system/node/node1/cpulist": "2-3"}
+for _cpu, (_socket, _core) in enumerate([(0, 0), (0, 1), (1, 0), (1, 1)]):
+    CPUS["devices/system/cpu/cpu%d/topology/physical_package_id" % _cpu] = _socket
+    CPUS["devices/system/cpu/cpu%d/topology/core_id" % _cpu] = _core
+
+
+def mi250x(bus, render, numa):
+    return {"path": ["pci0000:00", "0000:00:01.1", bus], "class": "0x038000", "vendor": "0x1002", "device": "0x740c",
+            "revision": "0x01", "driver": "amdgpu", "numa_node": numa,
+            "drm": ["card%d" % (render - 128), "renderD%d" % render]}
+
+
+TWO_MI250X = [mi250x("0000:c1:00.0", 128, 0), mi250x("0000:d1:00.0", 129, 1)]
+RX7900XTX = [{"path": ["pci0000:00", "0000:00:03.1", "0000:03:00.0"], "class": "0x030000", "vendor": "0x1002",
+              "device": "0x744c", "revision": "0xc8", "driver": "amdgpu", "numa_node": -1,
+              "drm": ["card0", "renderD128"]}]
+
+
+def probe(tmp_path, functions, files=None, slurm=None, packages=None):
+    """A node probe of a fixture sysfs tree: sections gpus and slurm (Slurm's files as given)."""
+    root = tmp_path / ("sys%d" % len(list(tmp_path.iterdir())))
+    sysfs_tree.build(str(root), {"functions": functions, "files": CPUS})
+    described = dict((name, {"exists": True, "type": "file", "content": text, "sha1": sha1(text), "mode": "0644",
+                             "uid": 0}) for name, text in (files or {}).items())
+    state = {"conf_dir_state": {"exists": True, "type": "directory"}, "files": described,
+             "munge_key": {"exists": False, "type": None}, "users": {"munge": {"uid": 101, "gid": 102}},
+             "rsmi_plugin": False, "daemons": {"munged": True, "slurmd": True, "slurmctld": True},
+             "hostname": "gpu01", "topology": read_cpu_topology(str(root))}
+    state.update(slurm or {})
+    return {"sections": ["gpus", "os", "packages", "slurm"], "os": {"euid": 0},
+            "gpu_pci": gather_pci(str(root), str(tmp_path), str(tmp_path)), "slurm": state,
+            "packages": packages or {}}
+
+
+NODE = {"node_name": "gpu01", "node_addr": "", "node_port": 0, "gpu_types": {}, "gres_autodetect": "auto",
+        "install": False, "controller": False, "compute": True}
+CLUSTER = {"install": False, "conf_dir": "/etc/slurm", "controller": False, "controllers": ["ctl"], "compute": True,
+           "cluster_name": "gpulab", "partition": "gpu", "slurmctld_port": 6817, "slurmd_port": 6818,
+           "cgroup_enforce": True, "conf_extra": {}}
+CTL = {"name": "ctl", "hostname": "ctl", "addr": "10.0.0.1", "port": 0, "compute": False, "controller": True,
+       "gpus": [], "gres": "", "shape": None, "munge_key_sha1": "k" * 40}
+LAB_CONF = """# The lab's own slurm.conf
+ClusterName=lab
+SlurmctldHost=ctl
+GresTypes=mps   # GPU sharing
+NodeName=gpu01 CPUs=4 Gres=mps:100 State=UNKNOWN
+NodeName=cpu[01-02] CPUs=8
+PartitionName=all Nodes=ALL Default=YES
+"""
+
+
+def record(node, **over):
+    return plan_slurm.node_record(node, dict(NODE, **over))["node"]
+
+
+def cluster(node, rec, **over):
+    wanted = dict(CLUSTER, record=rec, nodes={"gpu01": rec}, controller_record=CTL)
+    wanted.update(over)
+    return plan_slurm.plan(node, wanted)
+
+
+def converged(node, result):
+    """The node after the plan's files were written."""
+    node = copy.deepcopy(node)
+    for path, text in result["files"].items():
+        name = path.rsplit("/", 1)[1] if path.startswith("/etc/slurm/") else "defaults"
+        node["slurm"]["files"][name] = {"exists": True, "type": "file", "content": text, "sha1": sha1(text)}
+    for path in result["remove"]:
+        node["slurm"]["files"][path.rsplit("/", 1)[1]] = {"exists": False, "type": None}
+    return node
+
+
+# --- the GPUs as GRES from the facts -------------------------------------------------------------------------------
+
+def test_one_gres_line_per_gpu_with_type_render_node_and_the_cores_of_its_numa_node(tmp_path):
+    rec = record(probe(tmp_path, TWO_MI250X))
+    assert rec["gres"] == "gpu:mi250x:2"
+    assert plan_slurm.gres_block(rec) == [
+        "AutoDetect=off",
+        "Name=gpu Type=mi250x File=/dev/dri/renderD128 Flags=amd_gpu_env Cores=0-1  # 0000:c1:00.0",
+        "Name=gpu Type=mi250x File=/dev/dri/renderD129 Flags=amd_gpu_env Cores=2-3  # 0000:d1:00.0"]
+    assert rec["shape"] == {"cpus": 4, "sockets": 2, "cores_per_socket": 2, "threads_per_core": 1}
+
+
+def test_the_type_comes_from_the_device_id_and_revision_and_can_be_renamed(tmp_path):
+    assert record(probe(tmp_path, RX7900XTX))["gres"] == "gpu:rx7900xtx:1"
+    assert record(probe(tmp_path, TWO_MI250X), gpu_types={"0x740C": "mi250"})["gres"] == "gpu:mi250:2"
+    assert sc.gpu_type("0x744c", "0xcc") == "rx7900xt" and sc.gpu_type("0x744c", "0x01") == "navi31"
+    assert sc.gpu_type("0x9999", None, "gfx1030") == "gfx1030" and sc.gpu_type("0x9999") == "amdgpu"
+    assert all(sc.TYPE_RE.match(kind) for kind in list(sc.GPU_TYPES.values()) + list(sc.GPU_TYPES_BY_REVISION.values()))
+
+
+def test_an_unknown_numa_node_gives_no_cores_and_a_gpu_without_render_node_is_left_out(tmp_path):
+    no_drm = dict(TWO_MI250X[0], drm=[])
+    result = plan_slurm.node_record(probe(tmp_path, RX7900XTX + [no_drm]), NODE)
+    assert [gpu["file"] for gpu in result["node"]["gpus"]] == ["/dev/dri/renderD128"]
+    assert result["node"]["gpus"][0]["cores"] is None
+    assert "GPU 0000:c1:00.0 (AMD Instinct MI250X / MI250) has no render node" in result["notices"][0]
+
+
+def test_autodetect_rsmi_where_slurmd_has_the_plugin(tmp_path):
+    node = probe(tmp_path, TWO_MI250X, slurm={"rsmi_plugin": True})
+    rec = record(node)
+    assert rec["autodetect"] and rec["gres"] == "gpu:2"
+    assert plan_slurm.gres_block(rec)[-1] == "AutoDetect=rsmi"
+    assert record(node, gres_autodetect="never")["gres"] == "gpu:mi250x:2"
+
+
+# --- an existing Slurm: only the owned lines change ----------------------------------------------------------------
+
+def test_an_existing_slurm_conf_keeps_everything_but_gres_types_and_the_nodes_gres(tmp_path):
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": LAB_CONF})
+    rec = record(node)
+    result = cluster(node, rec)
+    conf = result["files"]["/etc/slurm/slurm.conf"]
+    assert conf == LAB_CONF.replace("GresTypes=mps   # GPU sharing", "GresTypes=mps,gpu # GPU sharing").replace(
+        "NodeName=gpu01 CPUs=4 Gres=mps:100 State=UNKNOWN", "NodeName=gpu01 CPUs=4 Gres=mps:100,gpu:mi250x:2 State=UNKNOWN")
+    assert result["files"]["/etc/slurm/cgroup.conf"] == "ConstrainDevices=yes  # gpulab.rocm (role rocm_slurm)\n"
+    assert result["restart"] == ["slurmd"] and not result["reconfigure"]  # GresTypes changed: slurmd restarts
+    assert result["munge_key"] is None and "/etc/default/slurmd" not in result["files"]  # not the role's here
+    # Written, the same plan changes nothing.
+    again = cluster(converged(node, result), rec)
+    assert again["changes"] == [] and again["files"] == {} and not again["reconfigure"]
+
+
+def test_a_gpu_change_restarts_the_daemons_that_take_it_and_reconfigures_the_others(tmp_path):
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": LAB_CONF})
+    done = converged(node, cluster(node, record(node)))
+    files = dict((name, info["content"]) for name, info in done["slurm"]["files"].items() if info.get("content"))
+    fewer = probe(tmp_path, TWO_MI250X[:1], files=files)
+    result = cluster(fewer, record(fewer))
+    assert sorted(result["files"]) == ["/etc/slurm/gres.conf", "/etc/slurm/slurm.conf"]
+    assert "Gres=mps:100,gpu:mi250x:1" in result["files"]["/etc/slurm/slurm.conf"]
+    # Its own node line and gres.conf changed: this slurmd restarts (Slurm takes a new GPU count only at the start).
+    assert result["restart"] == ["slurmd"] and not result["reconfigure"]
+    assert {"change": "write /etc/slurm/slurm.conf", "reason": "the GPUs of gpu01 differ (slurmd restarts: its own "
+            "node line changed)"} in result["changes"]
+    # The controller of the same cluster restarts slurmctld; another node (gpu02, whose GPUs stay) re-reads
+    # slurm.conf on scontrol reconfigure, without a restart.
+    conf = files["slurm.conf"].replace("NodeName=cpu[01-02] CPUs=8", "NodeName=gpu02 CPUs=4\nNodeName=cpu[01-02] CPUs=8")
+    rec, other = record(fewer), dict(record(fewer), name="gpu02", gres="", gpus=[])
+    ctl = probe(tmp_path, [], files={"slurm.conf": conf})
+    result = cluster(ctl, CTL, controller=True, compute=False, nodes={"gpu01": rec, "gpu02": other})
+    assert result["restart"] == ["slurmctld"] and not result["reconfigure"]
+    plain = probe(tmp_path, [], files={"slurm.conf": conf, "cgroup.conf": "ConstrainDevices=yes\n"})
+    result = cluster(plain, other, nodes={"gpu01": rec, "gpu02": other})
+    assert list(result["files"]) == ["/etc/slurm/slurm.conf"]
+    assert result["restart"] == [] and result["reconfigure"]
+    assert [item["change"] for item in result["changes"]] == ["write /etc/slurm/slurm.conf",
+                                                              "scontrol reconfigure (on the controller)"]
+    # Another GPU model, or none at all: the same restart.
+    other = probe(tmp_path, RX7900XTX, files=files)
+    result = cluster(other, record(other))
+    assert result["restart"] == ["slurmd"] and not result["reconfigure"]
+    gone = probe(tmp_path, [], files=files)
+    result = cluster(gone, record(gone))
+    assert result["remove"] == ["/etc/slurm/gres.conf"]  # it held the block alone
+    assert result["restart"] == ["slurmd"]
+    assert plan_slurm.gres_changes("GresTypes=mps\n", "GresTypes=mps,gpu\n") is None
+    assert plan_slurm.gres_changes("", "NodeName=a Gres=gpu:x:1\n") is None
+    assert plan_slurm.gres_changes("NodeName=a Gres=gpu:x:1\nNodeName=b\n",
+                                   "NodeName=a Gres=gpu:x:2\nNodeName=b Gres=gpu:y:1\n") == ["a", "b"]
+    assert plan_slurm.gres_changes("NodeName=a CPUs=2 Gres=gpu:x:1\n", "NodeName=a CPUs=4 Gres=gpu:x:2\n") is None
+    assert plan_slurm.gres_changes("NodeName=n[1-2] Gres=mps:1,gpu:x:1\n", "NodeName=n[1-2] Gres=mps:1\n") == [
+        "n1", "n2"]
+
+
+def test_lines_the_role_cannot_own_are_refused(tmp_path):
+    shared = LAB_CONF.replace("NodeName=gpu01 CPUs=4 Gres=mps:100", "NodeName=gpu0[1-2] CPUs=4")
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": shared})
+    with pytest.raises(PlanError, match=r"covers nodes whose GPUs differ .* give gpu01 a NodeName line of its own"):
+        cluster(node, record(node))
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": "ClusterName=lab\n"})
+    with pytest.raises(PlanError, match="slurm.conf has no NodeName line for gpu01"):
+        cluster(node, record(node))
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": LAB_CONF, "gres.conf": "Name=gpu File=/dev/dri/card0\n"})
+    with pytest.raises(PlanError, match="gres.conf line 1 configures GPUs outside the block the role owns"):
+        cluster(node, record(node))
+
+
+def test_a_gres_conf_keeps_the_labs_other_lines(tmp_path):
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": LAB_CONF, "gres.conf": "Name=mps Count=100\n"})
+    text = cluster(node, record(node))["files"]["/etc/slurm/gres.conf"]
+    assert text.startswith("Name=mps Count=100\n\n" + plan_slurm.BLOCK_BEGIN + "\nAutoDetect=off\n")
+    assert text.endswith(plan_slurm.BLOCK_END + "\n")
+
+
+# --- a Slurm the role installs --------------------------------------------------------------------------------------
+
+def test_an_installed_slurm_gets_whole_files_and_a_gpu_less_node_no_gres(tmp_path):
+    node = probe(tmp_path, TWO_MI250X, slurm={"hostname": "host-a"})
+    rec = record(node, install=True, node_addr="127.0.0.1", node_port=26819)
+    cpu_only = dict(record(probe(tmp_path, []), install=True), name="cpu01")
+    result = cluster(node, rec, install=True, nodes={"gpu01": rec, "cpu01": cpu_only})
+    conf = result["files"]["/etc/slurm/slurm.conf"].splitlines()
+    assert "SlurmctldHost=ctl(10.0.0.1)" in conf and "GresTypes=gpu" in conf
+    assert "NodeName=gpu01 NodeAddr=127.0.0.1 Port=26819 CPUs=4 Sockets=2 CoresPerSocket=2 ThreadsPerCore=1 " \
+           "Gres=gpu:mi250x:2 State=UNKNOWN" in conf
+    assert "NodeName=cpu01 CPUs=4 Sockets=2 CoresPerSocket=2 ThreadsPerCore=1 State=UNKNOWN" in conf
+    assert "TaskPlugin=task/cgroup,task/affinity" in conf and "ProctrackType=proctrack/cgroup" in conf
+    assert result["files"]["/etc/slurm/cgroup.conf"].endswith("ConstrainDevices=yes\n")
+    assert result["files"]["/etc/default/slurmd"] == 'SLURMD_OPTIONS="-N gpu01"\n'
+    assert result["munge_key"] == "install" and result["restart"] == ["munge", "slurmd"]
+    # The CPU-only node: no gres.conf at all.
+    bare = probe(tmp_path, [])
+    plan = cluster(bare, cpu_only, install=True, nodes={"cpu01": cpu_only})
+    assert "/etc/slurm/gres.conf" not in plan["files"] and plan["remove"] == []
+
+
+def test_an_installed_slurm_keeps_node_lines_of_hosts_the_run_did_not_read(tmp_path):
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": "NodeName=old01 CPUs=2 State=UNKNOWN\n"})
+    rec = record(node, install=True)
+    conf = cluster(node, rec, install=True)["files"]["/etc/slurm/slurm.conf"]
+    assert "NodeName=old01 CPUs=2 State=UNKNOWN" in conf.splitlines()
+
+
+def test_the_munge_key_is_made_on_the_controller_and_copied_to_the_others(tmp_path):
+    node = probe(tmp_path, [], slurm={"daemons": {}})
+    rec = record(node, install=True, controller=True, compute=False)
+    ctl = dict(rec, name="ctl", munge_key_sha1=None)
+    result = cluster(node, rec, install=True, controller=True, compute=False, controller_record=ctl, nodes={})
+    assert result["munge_key"] == "create" and result["start"] == ["munge", "slurmctld"]
+    same = {"exists": True, "type": "file", "sha1": "k" * 40, "mode": "0400", "uid": 101}
+    node = probe(tmp_path, TWO_MI250X, slurm={"munge_key": same})
+    assert cluster(node, record(node, install=True), install=True)["munge_key"] is None
+    node["slurm"]["munge_key"] = dict(same, mode="0644")
+    assert cluster(node, record(node, install=True), install=True)["munge_key"] == "fix"
+    node["slurm"]["munge_key"] = dict(same, sha1="x" * 40)
+    assert cluster(node, record(node, install=True), install=True)["munge_key"] == "install"
+    # A symlink in its place is refused (root neither follows nor replaces it).
+    node["slurm"]["munge_key"] = {"exists": True, "type": "symlink", "target": "/home/someone/key"}
+    with pytest.raises(PlanError, match="munge.key is a symlink, not a file: root does not follow"):
+        cluster(node, record(node, install=True), install=True)
+
+
+def test_the_packages_a_host_lacks(tmp_path):
+    node = probe(tmp_path, [], packages={"munge": ["ii ", "0.5.15-2"]})
+    result = plan_slurm.node_record(node, dict(NODE, install=True, controller=True, compute=True))
+    assert result["packages"] == ["slurmctld", "slurm-client", "slurmd"]
+    assert plan_slurm.node_record(node, NODE)["packages"] == []
+
+
+# --- every value written is checked -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("over, words", [
+    ({"node_name": "gpu01 Gres=gpu:9"}, "rocm_slurm_node_name must be a Slurm node name"),
+    ({"node_addr": "10.0.0.1 Port=1"}, "rocm_slurm_node_addr must be a host name or an IP address"),
+    ({"node_port": 70000}, "rocm_slurm_node_port must be a TCP port"),
+    ({"gpu_types": {"0x740c": "MI250 X"}}, "'MI250 X' for 0x740c is not a GRES type"),
+    ({"gpu_types": {"mi250": "mi250"}}, "'mi250' is not a PCI device id"),
+    ({"gres_autodetect": False}, "rocm_slurm_gres_autodetect must be auto or never"),
+])
+def test_bad_node_values_are_refused_before_any_change(tmp_path, over, words):
+    with pytest.raises(PlanError) as failure:
+        plan_slurm.node_record(probe(tmp_path, TWO_MI250X), dict(NODE, **over))
+    assert words in str(failure.value) and "Nothing was changed" in str(failure.value)
+
+
+@pytest.mark.parametrize("over, words", [
+    ({"cluster_name": "Lab Cluster"}, "rocm_slurm_cluster_name must be"),
+    ({"partition": "gpu Nodes=ALL"}, "rocm_slurm_partition must be a partition name"),
+    ({"slurmd_port": "x"}, "rocm_slurm_slurmd_port must be a TCP port"),
+    ({"conf_extra": {"MaxJobCount": "10 # x"}}, "the value of MaxJobCount must be one word"),
+    ({"conf_extra": {"GresTypes": "gpu"}}, "'GresTypes' is not a slurm.conf key the role leaves to you"),
+    ({"controllers": ["a", "b"]}, "must hold exactly one host, it holds a, b"),
+    ({"controller_record": {}}, "the controller ctl is not in this run"),
+])
+def test_bad_cluster_values_are_refused_before_any_change(tmp_path, over, words):
+    node = probe(tmp_path, TWO_MI250X)
+    with pytest.raises(PlanError) as failure:
+        cluster(node, record(node), install=True, **over)
+    assert words in str(failure.value)
+
+
+def test_the_planner_runs_both_phases_as_root_only(tmp_path):
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": LAB_CONF})
+    assert planner.plan("slurm_node", node, NODE, {})["node"]["gres"] == "gpu:mi250x:2"
+    node["os"]["euid"] = 1000
+    with pytest.raises(PlanError, match="not root"):
+        planner.plan("slurm", node, CLUSTER, {})
+
+
+# --- Slurm's formats, and Slurm's view in the fleet report -----------------------------------------------------------
+
+SCONTROL = ("NodeName=gpu01 Arch=x86_64 CoresPerSocket=2 CPUAlloc=0 CPUTot=4 Gres=gpu:mi250x:2(S:0-1) "
+            "NodeAddr=gpu01 OS=Linux 6.1.0-27-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.115-1 (2024-11-01) "
+            "RealMemory=1 State=IDLE+DRAIN CfgTRES=cpu=4,gres/gpu=2 Reason=gres/gpu count too low [slurm@2026]\n"
+            "NodeName=cpu01 Arch=x86_64 Gres=(null) State=IDLE\n")
+
+
+def test_scontrol_one_liners_and_the_fleet_record():
+    nodes = sc.parse_scontrol_nodes(SCONTROL)
+    assert [node["NodeName"] for node in nodes] == ["gpu01", "cpu01"]
+    assert nodes[0]["OS"].startswith("Linux 6.1.0-27-amd64 #1 SMP") and sc.gres_of(nodes[0]) == "gpu:mi250x:2"
+    assert sc.gres_of(nodes[1]) == ""
+    node = {"slurm": {"hostname": "gpu01", "files": {}}, "slurm_state": {"nodes": nodes, "error": None}}
+    record = fleet_report.host_record(node, "gpu01.lab")
+    assert record["slurm"]["gres"] == "gpu:mi250x:2" and record["slurm"]["state"] == "IDLE+DRAIN"
+    assert "Slurm shows node gpu01 IDLE+DRAIN: gres/gpu count too low [slurm@2026]" in record["problems"]
+    # slurmd -N names the node; a host with no Slurm has no slurm record.
+    node["slurm"]["files"] = {"defaults": {"content": 'SLURMD_OPTIONS="-N cpu01"\n'}}
+    assert fleet_report.host_record(node, "x")["slurm"]["node"] == "cpu01"
+    assert fleet_report.host_record({"slurm_state": {"nodes": [], "error": "no Slurm here (no scontrol)"}},
+                                    "x")["slurm"] is None
+
+
+def test_hostlists():
+    assert sc.expand_hostlist("gpu[01-03,07],login1") == ["gpu01", "gpu02", "gpu03", "gpu07", "login1"]
+    with pytest.raises(ValueError):
+        sc.expand_hostlist("gpu[a-b]")
+
+
+def test_the_report_reads_slurms_live_view_only_where_the_host_has_slurm():
+    read = ["os", "gpus", "tools", "versions", "slurm"]
+    without = {"sections": read, "slurm": {"binaries": {"scontrol": None}}}
+    assert planner.probe_needs("report", without, {}, {}) is None  # one module run on a host without Slurm
+    with_slurm = {"sections": read, "slurm": {"binaries": {"scontrol": "/usr/bin/scontrol"}}}
+    assert planner.probe_needs("report", with_slurm, {}, {})["sections"] == ["slurm", "slurm_state"]
+    assert planner.probe_needs("report", with_slurm, {}, {}, fresh={"slurm", "slurm_state"}) is None
+    assert planner.probe_needs("report", {"sections": []}, {}, {})["sections"] == [
+        "os", "gpus", "tools", "versions", "slurm", "slurm_state"]
+
+
+# --- a whole cluster, as the role runs it: every record, then every host's plan, applied, planned again -------------
+
+def run_cluster(hosts, install=True):
+    """One run of the role over {host: probe}: the records, each host's plan, its files written into the probe."""
+    roles = {"ctl": (True, False), "n1": (False, True), "n2": (False, True)}
+    records = dict((name, plan_slurm.node_record(node, dict(NODE, node_name=name, install=install,
+                                                            controller=roles[name][0], compute=roles[name][1],
+                                                            node_addr="127.0.0.1"))["node"])
+                   for name, node in hosts.items())
+    plans = {}
+    for name, node in hosts.items():
+        plans[name] = plan_slurm.plan(node, dict(CLUSTER, install=install, controller=roles[name][0],
+                                                 compute=roles[name][1], record=records[name], nodes=records,
+                                                 controller_record=records["ctl"]))
+    for name, result in plans.items():
+        hosts[name] = converged(hosts[name], result)
+        if result["munge_key"] in ("create", "install", "fix"):
+            hosts[name]["slurm"]["munge_key"] = {"exists": True, "type": "file", "sha1": "c" * 40, "mode": "0400",
+                                                 "uid": 101}
+        for service in result["start"] + result["restart"]:
+            hosts[name]["slurm"]["daemons"][{"munge": "munged"}.get(service, service)] = True
+    return plans
+
+
+def test_a_cluster_converges_then_plans_nothing_and_follows_a_gpu_count_change(tmp_path):
+    stopped = {"daemons": {"munged": True, "slurmd": False, "slurmctld": False}}
+    hosts = {"ctl": probe(tmp_path, [], slurm=dict(stopped, hostname="ctl")),
+             "n1": probe(tmp_path, TWO_MI250X, slurm=dict(stopped, hostname="n1")),
+             "n2": probe(tmp_path, RX7900XTX, slurm=dict(stopped, hostname="n2"))}
+    for name in ("n1", "n2"):
+        hosts[name]["slurm"]["munge_key"] = {"exists": True, "type": "file", "sha1": "d" * 40, "mode": "0400",
+                                             "uid": 101}
+    first = run_cluster(hosts)
+    assert first["ctl"]["munge_key"] == "create" and first["ctl"]["start"] == ["slurmctld"]
+    assert first["n1"]["munge_key"] == "install" and first["n1"]["restart"] == ["munge"]
+    assert first["n1"]["start"] == ["slurmd"] and not any(plan["reconfigure"] for plan in first.values())
+    confs = set(plan["files"]["/etc/slurm/slurm.conf"] for plan in first.values())
+    assert len(confs) == 1  # the same slurm.conf everywhere
+    second = run_cluster(hosts)
+    assert [plan["changes"] for plan in second.values()] == [[], [], []]
+    # n2 gets a second RX 7900 XTX: its gres.conf and its count in slurm.conf change; slurmctld and n2's slurmd
+    # restart, n1's slurmd re-reads slurm.conf on scontrol reconfigure.
+    hosts["n2"]["gpu_pci"] = probe(tmp_path, RX7900XTX + [dict(RX7900XTX[0], path=[
+        "pci0000:00", "0000:00:03.2", "0000:04:00.0"], drm=["card1", "renderD129"])])["gpu_pci"]
+    third = run_cluster(hosts)
+    assert sorted(third["n2"]["files"]) == ["/etc/slurm/gres.conf", "/etc/slurm/slurm.conf"]
+    assert [third[name]["restart"] for name in ("ctl", "n1", "n2")] == [["slurmctld"], [], ["slurmd"]]
+    assert [third[name]["reconfigure"] for name in ("ctl", "n1", "n2")] == [False, True, False]
+    assert "Gres=gpu:rx7900xtx:2" in third["ctl"]["files"]["/etc/slurm/slurm.conf"]
+    assert [plan["changes"] for plan in run_cluster(hosts).values()] == [[], [], []]

@@ -1,0 +1,255 @@
+"""Slurm from Debian with the GPUs as GRES from the facts (issue 12). The converge installed slurmctld on the
+controller, slurmd on two compute nodes and munge everywhere; their GPUs are fixtures (molecule/slurm/sysfs/, render
+nodes made by mknod, the fixture mirror's rocminfo). The tests run in order: real jobs first, then a GPU count
+change through check mode, a converge and a second converge, then a node whose GPUs are gone, and back."""
+
+import json
+import os
+import re
+import sys
+import time
+
+import pytest
+import testinfra
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
+import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+
+CTL, N1, N2 = "molecule-slurm-ctl", "molecule-slurm-n1", "molecule-slurm-n2"
+HOSTS = "slurm_controllers:slurm_nodes"
+SPECS = "/srv/slurm-fixture/specs/"
+testinfra_hosts = [CTL]
+
+
+def node(name):
+    return testinfra.get_host("ansible://" + name, ansible_inventory=runs.inventory())
+
+
+def gres_seen(host):
+    """{node: (gres as sinfo shows it without the socket suffix, state)}."""
+    lines = host.check_output("sinfo -N -h -o '%N|%G|%t'").splitlines()
+    return dict((name, (re.sub(r"\([^)]*\)", "", gres), state)) for name, gres, state in
+                (line.split("|") for line in lines))
+
+
+def wait_for(host, wanted, timeout=40):
+    """sinfo's view once it equals wanted ({node: (gres, state)}), else the last view (the assert shows it)."""
+    seen = None
+    for _ in range(timeout):
+        seen = gres_seen(host)
+        if seen == wanted:
+            break
+        time.sleep(1)
+    return seen
+
+
+def job_env(host, *args):
+    result = host.run("srun %s env" % " ".join(args))
+    assert result.rc == 0, result.stderr
+    return dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+
+
+def converge(check=False):
+    return runs.playbook("playbooks/slurm.yml", HOSTS, check=check)
+
+
+def use_gpus(host, spec):
+    """Swap a node's fixture GPUs (its sysfs tree and render nodes) for those of another spec."""
+    host.check_output("/srv/slurm-fixture/fixture_gpus.sh %s%s" % (SPECS, spec))
+
+
+def slurm_files(host):
+    return host.check_output("sh -c 'cd /etc/slurm && for f in *; do echo \"== $f\"; cat \"$f\"; done; "
+                             "sha256sum /etc/munge/munge.key; stat -c %a.%U /etc/munge/munge.key'")
+
+
+# --- what the converge wrote ---------------------------------------------------------------------------------------
+
+def test_gres_conf_has_one_line_per_gpu_from_the_facts():
+    text = node(N1).file("/etc/slurm/gres.conf").content_string
+    lines = [line.split("#")[0].split() for line in text.splitlines() if line.startswith("Name=")]
+    assert lines == [["Name=gpu", "Type=mi250x", "File=/dev/dri/renderD128", "Flags=amd_gpu_env", "Cores=0-1"],
+                     ["Name=gpu", "Type=mi250x", "File=/dev/dri/renderD129", "Flags=amd_gpu_env", "Cores=0-1"]], text
+    # NUMA node unknown (-1): no Cores=.
+    text = node(N2).file("/etc/slurm/gres.conf").content_string
+    assert [line.split("#")[0].split() for line in text.splitlines() if line.startswith("Name=")] == [
+        ["Name=gpu", "Type=rx6900xt", "File=/dev/dri/renderD128", "Flags=amd_gpu_env"]], text
+
+
+def test_slurm_conf_is_the_same_everywhere_and_lists_the_gres(host):
+    conf = host.file("/etc/slurm/slurm.conf").content_string
+    assert "GresTypes=gpu" in conf.splitlines()
+    nodes = dict((line.split()[0], line) for line in conf.splitlines() if line.startswith("NodeName="))
+    assert "Gres=gpu:mi250x:2" in nodes["NodeName=" + N1].split()
+    assert "Gres=gpu:rx6900xt:1" in nodes["NodeName=" + N2].split()
+    assert "Port=26819" in nodes["NodeName=" + N2].split()
+    for name in (N1, N2):
+        assert node(name).file("/etc/slurm/slurm.conf").content_string == conf
+
+
+def test_cgroup_conf_constrains_devices_and_the_munge_key_is_shared(host):
+    keys = set()
+    for name in (CTL, N1, N2):
+        machine = node(name)
+        if name != CTL:
+            assert "ConstrainDevices=yes" in machine.file("/etc/slurm/cgroup.conf").content_string.splitlines()
+        key = machine.file("/etc/munge/munge.key")
+        assert (key.mode, key.user, key.group) == (0o400, "munge", "munge")
+        keys.add(machine.check_output("sha256sum /etc/munge/munge.key").split()[0])
+    assert len(keys) == 1
+    # The containers give Slurm no cgroups: ConstrainDevices is written, task/cgroup is not loaded (docs/slurm.md).
+    assert "TaskPlugin=task/affinity" in host.file("/etc/slurm/slurm.conf").content_string.splitlines()
+
+
+# --- Slurm sees the GPUs, and jobs get exactly theirs --------------------------------------------------------------
+
+def test_sinfo_and_scontrol_report_the_gres_from_the_facts(host):
+    assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}) == {
+        N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}
+    shown = host.check_output("scontrol show node -o %s" % N1)
+    assert re.search(r"\bGres=gpu:mi250x:2(\(S:0\))? ", shown), shown
+    assert re.search(r"\bState=IDLE ", shown), shown
+    shown = host.check_output("scontrol show node -o %s" % N2)
+    assert re.search(r"\bGres=gpu:rx6900xt:1 ", shown), shown
+
+
+def test_a_job_asking_for_two_gpus_sees_both(host):
+    env = job_env(host, "-w", N1, "--gres=gpu:mi250x:2")
+    assert env["ROCR_VISIBLE_DEVICES"] == "0,1", env
+    # The variables Slurm sets for the GPUs of a step: their indices on the node, and how many.
+    assert (env["SLURM_STEP_GPUS"], env["SLURM_GPUS_ON_NODE"]) == ("0,1", "2"), env
+    assert "CUDA_VISIBLE_DEVICES" not in env, env  # Flags=amd_gpu_env: ROCm masks once
+    one = job_env(host, "-w", N1, "--gres=gpu:mi250x:1")
+    assert one["ROCR_VISIBLE_DEVICES"] == "0", one
+
+
+def test_three_gpus_of_a_two_gpu_node_are_refused(host):
+    result = host.run("srun -w %s --gres=gpu:mi250x:3 true" % N1)
+    assert result.rc != 0
+    assert "Requested node configuration is not available" in result.stderr, result.stderr
+
+
+def test_a_batch_job_runs_the_nodes_rocminfo_into_its_output_file(host):
+    job = host.check_output("sbatch --parsable --wait -w %s --gres=gpu:rx6900xt:1 "
+                            "--output=/var/tmp/gpulab-slurm-test-%%j.out --wrap /opt/rocm-6.2.4/bin/rocminfo" % N2)
+    output = node(N2).file("/var/tmp/gpulab-slurm-test-%s.out" % job.strip().split(";")[0])
+    assert output.exists
+    assert re.search(r"Marketing Name:\s+AMD Radeon RX 6900 XT", output.content_string), output.content_string
+    assert "gfx1030" in output.content_string
+
+
+def test_the_fleet_report_shows_the_gres_slurm_sees():
+    run = runs.playbook("playbooks/facts.yml", "slurm_nodes")
+    assert run.rc == 0, run
+    folder = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "fleet-report")
+    report = json.loads(open(os.path.join(folder, "fleet-report.json")).read())
+    slurm = dict((entry["name"], entry["slurm"]) for entry in report["hosts"])
+    assert slurm[N1]["node"] == N1 and slurm[N1]["gres"] == "gpu:mi250x:2" and slurm[N1]["listed"], slurm
+    assert slurm[N2]["gres"] == "gpu:rx6900xt:1" and slurm[N2]["state"] == "IDLE", slurm
+    page = open(os.path.join(folder, "fleet-report.html")).read()
+    assert "Slurm GRES</th>" in page
+    assert "gpu:mi250x:2<br><span class=\"muted\">%s: IDLE</span>" % N1 in page
+
+
+def test_autodetect_rsmi_is_planned_where_slurmd_has_the_plugin(host):
+    """Debian's slurmd comes with gpu_rsmi.so (slurm-wlm-rsmi-plugin): rocm_slurm_gres_autodetect auto (the default;
+    the scenario sets never, as ROCm SMI sees no fixture GPU) would hand the GPUs to Slurm's own detection."""
+    assert node(N1).file("/usr/lib/x86_64-linux-gnu/slurm-wlm/gpu_rsmi.so").is_file
+    before = [slurm_files(node(name)) for name in (CTL, N1, N2)]
+    run = runs.playbook("playbooks/slurm.yml", HOSTS, extra_vars={"rocm_slurm_gres_autodetect": "auto"}, check=True)
+    assert run.rc == 0 and run.changed(N1) > 0 and run.changed(N2) > 0, run
+    assert "+AutoDetect=rsmi" in run.output and "-Name=gpu Type=mi250x File=/dev/dri/renderD128" in run.output, run
+    assert re.search(r"^\+NodeName=%s .*Gres=gpu:2 " % N1, run.output, re.M), run
+    assert [slurm_files(node(name)) for name in (CTL, N1, N2)] == before
+
+
+# --- the GPUs change ------------------------------------------------------------------------------------------------
+
+def said(run):
+    """The run's output with its lines joined (the plan's reasons are wrapped, YAML doubles a quote in quotes)."""
+    return " ".join(run.output.split()).replace("''", "'")
+
+
+def pids(name, daemon):
+    return set(node(name).check_output("pidof %s || true" % daemon).split())
+
+
+def test_check_mode_plans_a_new_gpu_and_writes_nothing(host):
+    use_gpus(node(N2), "two-rx6900xt-no-numa.json")
+    before = [slurm_files(node(name)) for name in (CTL, N1, N2)]
+    run = converge(check=True)
+    assert run.rc == 0 and run.changed(N2) > 0, run
+    assert "write /etc/slurm/gres.conf: the GPUs differ (slurmd restarts)" in said(run), run
+    assert "+Name=gpu Type=rx6900xt File=/dev/dri/renderD129 Flags=amd_gpu_env" in run.output, run
+    assert [slurm_files(node(name)) for name in (CTL, N1, N2)] == before
+
+
+def test_a_new_gpu_restarts_the_daemons_that_take_it_and_reconfigures_the_others(host):
+    daemons = ((CTL, "slurmctld"), (N1, "slurmd"), (N2, "slurmd"))
+    before = [pids(name, daemon) for name, daemon in daemons]
+    run = converge()
+    assert run.rc == 0, run
+    text = node(N2).file("/etc/slurm/gres.conf").content_string
+    assert "File=/dev/dri/renderD129" in text and text.count("Type=rx6900xt") == 2, text
+    assert "Gres=gpu:rx6900xt:2" in host.file("/etc/slurm/slurm.conf").content_string
+    assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:2", "idle")}) == {
+        N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:2", "idle")}
+    # The plan said which daemon restarts and why: Slurm takes a node's new GPU count only when slurmctld and that
+    # node's slurmd start (22.05 refuses it on reconfigure); n1, whose GPUs stay, re-reads slurm.conf on scontrol
+    # reconfigure.
+    assert "the GPUs of %s differ (slurmctld restarts" % N2 in said(run), run
+    assert "the GPUs of %s differ (slurmd restarts: its own node line changed)" % N2 in said(run), run
+    assert "the GPUs of %s differ (this slurmd re-reads it on scontrol reconfigure, no restart)" % N2 in said(run)
+    assert "RUNNING HANDLER [rocm_slurm : Reconfigure Slurm (rocm_slurm)]" in run.output, run
+    assert "changed: [%s -> %s]" % (N1, CTL) in run.output, run
+    after = [pids(name, daemon) for name, daemon in daemons]
+    assert [old != new for old, new in zip(before, after)] == [True, False, True], (before, after)
+    assert job_env(host, "-w", N2, "--gres=gpu:rx6900xt:2")["ROCR_VISIBLE_DEVICES"] == "0,1"
+
+
+def test_a_second_converge_changes_nothing():
+    run = converge()
+    assert run.rc == 0 and [run.changed(name) for name in (CTL, N1, N2)] == [0, 0, 0], run
+
+
+def test_a_node_without_gpus_gets_no_gres_and_runs_cpu_jobs(host):
+    use_gpus(node(N2), "no-gpu.json")
+    run = converge()
+    assert run.rc == 0, run
+    assert not node(N2).file("/etc/slurm/gres.conf").exists
+    line = [line for line in host.file("/etc/slurm/slurm.conf").content_string.splitlines()
+            if line.startswith("NodeName=%s " % N2)][0]
+    assert "Gres=" not in line, line
+    # sinfo shows "(null)" for no GRES (gres_seen drops the parenthesised part).
+    assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("", "idle")}) == {
+        N1: ("gpu:mi250x:2", "idle"), N2: ("", "idle")}
+    assert host.check_output("srun -w %s printenv SLURMD_NODENAME" % N2) == N2
+    assert host.run("srun -w %s --gres=gpu:1 true" % N2).rc != 0
+
+
+def test_the_gpu_comes_back_and_a_lost_munge_key_is_the_controllers_again(host):
+    use_gpus(node(N2), "one-rx6900xt-no-numa.json")
+    # n2's munge key replaced by other bytes: the converge puts the controller's back, never showing it.
+    node(N2).check_output("head -c 1024 /dev/urandom > /etc/munge/munge.key")
+    run = converge()
+    assert run.rc == 0, run
+    assert "install the controller's munge key: it differs from the controller's" in said(run), run
+    ctl_key = node(CTL).check_output("sha256sum /etc/munge/munge.key").split()[0]
+    assert node(N2).check_output("sha256sum /etc/munge/munge.key").split()[0] == ctl_key
+    key = node(N2).file("/etc/munge/munge.key")
+    assert (key.mode, key.user, key.group) == (0o400, "munge", "munge")
+    encoded = node(CTL).check_output("base64 -w0 /etc/munge/munge.key")
+    leaked = encoded[:40] in run.output or encoded[-40:] in run.output
+    assert not leaked, "the munge key (base64) is in the playbook's output"
+    assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}) == {
+        N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}
+    assert host.check_output("srun -w %s --gres=gpu:rx6900xt:1 printenv SLURMD_NODENAME" % N2) == N2
+
+
+@pytest.fixture(autouse=True)
+def _slurm_is_up(host):
+    """Every test starts with slurmctld answering (a failed test before must not hide the next one's result)."""
+    for _ in range(20):
+        if host.run("scontrol ping").rc == 0:
+            return
+        time.sleep(1)
