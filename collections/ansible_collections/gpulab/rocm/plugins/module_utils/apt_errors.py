@@ -39,7 +39,7 @@ KINDS = ('permission', 'lock', 'disk_full', 'dpkg_interrupted', 'clock', 'releas
 
 def _advice_signature(text, detail):
     keys = _KEY_STATUS_RE.findall(text)
-    found = ' '.join('%s %s' % key for key in _unique(keys))
+    found = ' '.join('%s %s' % key for key in dict.fromkeys(keys))
     statuses = set(status for status, _keyid in keys)
     if 'BADSIG' in statuses:
         return ('integrity', 'The repository\'s Release file does not match its signature (%s): the mirror is in the '
@@ -204,14 +204,6 @@ def _as_text(value):
     if isinstance(value, (list, tuple)):
         return '\n'.join(_as_text(item) for item in value)
     return str(value)
-
-
-def _unique(items):
-    seen = []
-    for item in items:
-        if item not in seen:
-            seen.append(item)
-    return seen
 
 
 def _shorten(line, limit=200):

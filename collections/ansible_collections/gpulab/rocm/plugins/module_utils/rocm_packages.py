@@ -96,7 +96,7 @@ def wanted(spec):
     if spec.get('state', 'present') != 'present':
         return []
     if spec.get('source', 'amd') == 'distro':
-        return [(name, None, True) for name in _unique(spec.get('distro_packages') or [])]
+        return [(name, None, True) for name in dict.fromkeys(spec.get('distro_packages') or [])]
     releases = _releases(spec.get('versions'), spec['default'])
     versioned = bool(spec.get('versions'))
     result = []
@@ -106,8 +106,8 @@ def wanted(spec):
             kdb = spec.get('kdb_default') or []
         else:
             kdb = gpu_support.kdb_packages(spec.get('kdb_targets') or [], release)
-        result.extend((name + suffix, release, True) for name in _unique(spec.get('packages') or []))
-        result.extend((name + suffix, release, False) for name in _unique(kdb))
+        result.extend((name + suffix, release, True) for name in dict.fromkeys(spec.get('packages') or []))
+        result.extend((name + suffix, release, False) for name in dict.fromkeys(kdb))
     return result
 
 
@@ -120,7 +120,7 @@ def query_names_from(spec, installed):
     names = [name for name, _release, _required in wanted(spec)]
     names += sorted(name for name, info in installed.items()
                     if info['installed'] and (amd_code(info['version']) or name in (spec.get('distro_packages') or [])))
-    return _unique(names)
+    return list(dict.fromkeys(names))
 
 
 def removable(spec, installed):
@@ -145,14 +145,6 @@ def leftovers(spec, installed):
             found.append(name)
     found += sorted(name for name in installed if name in distro_names and name not in amd)
     return found
-
-
-def _unique(items):
-    seen = []
-    for item in items:
-        if item not in seen:
-            seen.append(item)
-    return seen
 
 
 def plan(spec, installed_lines, madison_lines):
