@@ -37,7 +37,7 @@ INVENTORY = ROOT / 'tests' / 'runner' / 'inventory'
 ALL_JOBS = ('awx-stock-paths', 'provision', 'provision-again', 'drift', 'validate', 'validate-under-threshold',
             'facts', 'facts-again', 'facts-offline', 'upgrade', 'uninstall')
 PLAYBOOKS = ('site.yml', 'playbooks/provision.yml', 'playbooks/facts.yml', 'playbooks/validate.yml',
-             'playbooks/upgrade.yml', 'playbooks/uninstall.yml')
+             'playbooks/upgrade.yml', 'playbooks/uninstall.yml', 'playbooks/slurm.yml')
 # provision-again (AWX re-running the provision template: changed=0) takes as long as the first run on these
 # machines; the drift job (check mode on the converged nodes) and Molecule's idempotence step cover the same ground.
 # uninstall (last: it takes ROCm off one node, which the fleet report then shows) is opt-in for the same reason.
