@@ -255,6 +255,23 @@ def read_src(path):
     return data.decode('utf-8', 'replace')
 
 
+def facts_from_src(module, tool, empty, parse):
+    """The facts of a saved output of `tool` (the facts modules' src option): empty() updated by parse(text), with
+    source and present set. Fails the module, naming the file, when it cannot be read or is not that tool's output."""
+    path = module.params['src']
+    try:
+        text = read_src(path)
+    except (IOError, OSError) as exc:
+        module.fail_json(msg='Cannot read src {0}: {1}'.format(path, exc))
+    facts = empty()
+    try:
+        facts.update(parse(text))
+    except ParseError as exc:
+        module.fail_json(msg='Cannot read the {0} output in {1}: {2}'.format(tool, path, exc))
+    facts.update(source=path, present=True)
+    return facts
+
+
 def combined(stdout, stderr):
     """stdout, then stderr: the tools print their error messages on either stream."""
     stdout, stderr = stdout or '', stderr or ''

@@ -124,7 +124,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS, ParseError, read_src
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS, ParseError, facts_from_src
 from ansible_collections.gpulab.rocm.plugins.module_utils.amd_smi import parse_amd_smi
 from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import empty_amd_smi, read_amd_smi
 
@@ -141,13 +141,7 @@ def main():
     )
     try:
         if module.params['src']:
-            facts = empty_amd_smi()
-            try:
-                text = read_src(module.params['src'])
-            except (IOError, OSError) as exc:
-                module.fail_json(msg='Cannot read src {0}: {1}'.format(module.params['src'], exc))
-            facts.update(parse_amd_smi(text))
-            facts.update(source=module.params['src'], present=True)
+            facts = facts_from_src(module, 'amd-smi', empty_amd_smi, parse_amd_smi)
         else:
             # The probe's own reader: one implementation for the module and gpulab.rocm.node_probe.
             facts = read_amd_smi(module.run_command, lambda tool: module.get_bin_path(tool, opt_dirs=TOOL_DIRS),

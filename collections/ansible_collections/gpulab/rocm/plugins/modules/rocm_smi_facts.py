@@ -224,7 +224,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS, ParseError, read_src
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS, ParseError, facts_from_src
 from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import empty_rocm_smi, read_rocm_smi
 from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_smi import parse_rocm_smi
 
@@ -239,16 +239,7 @@ def main():
         supports_check_mode=True,
     )
     if module.params['src']:
-        facts = empty_rocm_smi()
-        try:
-            text = read_src(module.params['src'])
-        except (IOError, OSError) as exc:
-            module.fail_json(msg='Cannot read src {0}: {1}'.format(module.params['src'], exc))
-        try:
-            facts.update(parse_rocm_smi(text))
-        except ParseError as exc:
-            module.fail_json(msg='Cannot read the rocm-smi output in {0}: {1}'.format(module.params['src'], exc))
-        facts.update(source=module.params['src'], present=True)
+        facts = facts_from_src(module, 'rocm-smi', empty_rocm_smi, parse_rocm_smi)
     else:
         # The probe's own reader: one implementation for the module and gpulab.rocm.node_probe.
         try:

@@ -92,6 +92,14 @@ def test_rocminfo_src_missing_file(tmp_path):
     assert result['failed'] is True and result['msg'].startswith('Cannot read src')
 
 
+def test_a_src_that_is_not_the_tools_output_fails_naming_the_file(tmp_path):
+    path = tmp_path / 'not-rocminfo.txt'
+    path.write_text('Segmentation fault\n')
+    result, runner = run_module(rocminfo_facts.main, {'src': str(path)}, [])
+    assert runner.call_count == 0 and result['failed'] is True
+    assert result['msg'].startswith('Cannot read the rocminfo output in %s: this is not rocminfo output' % path)
+
+
 def test_rocminfo_check_mode_reads_the_same():
     text = fixture('rocminfo/gfx942-mi300x-vf-rocm6.4.0.txt')
     normal, _runner = run_module(rocminfo_facts.main, {}, [(0, text, '')], bin_path=ROCMINFO)
