@@ -62,8 +62,9 @@ options:
         C(apt-get install --fix-broken) would remove (simulations, so nothing changes).
       - Section C(slurm) reads Slurm's configuration files in O(slurm_conf_dir), the munge key's owner, mode and
         checksum (never its content), Slurm's binaries and version, whether slurmd has the C(gpu_rsmi.so) plugin,
-        which of munged, slurmd and slurmctld run, and the CPU and NUMA topology under O(sysfs_root). Section
-        C(slurm_state) asks the controller for every node as Slurm sees it (C(scontrol show node -o)).
+        which of munged, slurmd and slurmctld run (processes of root and the C(munge) and C(slurm) users only), and
+        the CPU and NUMA topology under O(sysfs_root). Section C(slurm_state) asks the controller for every node as
+        Slurm sees it (C(scontrol show node -o)).
     type: list
     elements: str
     default: []
@@ -390,6 +391,7 @@ class Probe(object):
                 users[name] = {'uid': entry.pw_uid, 'gid': entry.pw_gid}
             except KeyError:
                 users[name] = None
+        daemon_owners = set([0]) | set(user['uid'] for user in users.values() if user)
         self.node['slurm'] = {
             'conf_dir': conf_dir,
             'conf_dir_state': ns.describe_file(conf_dir, with_content=False),
@@ -400,7 +402,7 @@ class Probe(object):
             'version': version,
             'plugin_dir': plugin_dir,
             'rsmi_plugin': rsmi,
-            'daemons': running_daemons('/proc', SLURM_DAEMONS),
+            'daemons': running_daemons('/proc', SLURM_DAEMONS, daemon_owners),
             'hostname': os.uname()[1].split('.')[0],
             'topology': read_cpu_topology(self.params['sysfs_root']),
         }
@@ -447,8 +449,9 @@ def slurm_plugins(configured, slurm_conf):
     return None, False
 
 
-def running_daemons(proc_root, names):
-    """{name: running} for each process name, from /proc/<pid>/comm."""
+def running_daemons(proc_root, names, owners):
+    """{name: running} for each process name, from /proc/<pid>/comm, counting only processes of the uids in owners
+    (root and the daemons' own users): any user can start a process named slurmctld."""
     found = dict((name, False) for name in names)
     try:
         entries = os.listdir(proc_root)
@@ -456,9 +459,12 @@ def running_daemons(proc_root, names):
         return found
     for entry in entries:
         if entry.isdigit():
-            comm = ns.read_text(os.path.join(proc_root, entry, 'comm'), limit=64)
-            if comm and comm.strip() in found:
-                found[comm.strip()] = True
+            comm = (ns.read_text(os.path.join(proc_root, entry, 'comm'), limit=64) or '').strip()
+            if comm in found and not found[comm]:
+                try:
+                    found[comm] = os.stat(os.path.join(proc_root, entry)).st_uid in owners
+                except OSError:
+                    continue
     return found
 
 
