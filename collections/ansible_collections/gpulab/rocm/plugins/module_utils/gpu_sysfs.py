@@ -1,0 +1,116 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A GPU's live state from its PCI function's sysfs folder: PCIe AER error counters and amdgpu's sensors.
+
+The one reader of these files for the health check and the metrics textfile. No AnsibleModule; every reader takes the
+function's folder (`/sys/bus/pci/devices/<bdf>`), so tests point it at a tree built from a capture. Reads are
+bounded (sysfs attributes are at most a page) and never raise: a file that is absent or unreadable gives None.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+# A sysfs attribute is at most one page; read a little more so an oversized file is seen as such and refused.
+MAX_ATTR_BYTES = 8192
+# The kernel's AER files (Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats): one "<error> <count>" line
+# per error type, then TOTAL_ERR_COR / TOTAL_ERR_FATAL / TOTAL_ERR_NONFATAL.
+AER_KINDS = ('correctable', 'nonfatal', 'fatal')
+_AER_LINE = re.compile(r'^([A-Za-z][A-Za-z0-9_]*) (\d+)$')
+_HWMON_DIR = re.compile(r'^hwmon\d+$')
+
+
+def read_attr(path):
+    """The text of one sysfs attribute, stripped; None when absent, unreadable, not text or over MAX_ATTR_BYTES."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, MAX_ATTR_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_ATTR_BYTES:
+        return None
+    try:
+        return data.decode('ascii').strip()
+    except UnicodeDecodeError:
+        return None
+
+
+def read_int(path):
+    text = read_attr(path)
+    if text is None or not re.match(r'^-?\d+\Z', text):
+        return None
+    return int(text)
+
+
+def parse_aer(text):
+    """One AER file's counters -> {error name: count}; lines that are not "<name> <count>" are skipped."""
+    counters = {}
+    for line in (text or '').splitlines():
+        match = _AER_LINE.match(line.strip())
+        if match:
+            counters[match.group(1)] = int(match.group(2))
+    return counters
+
+
+def read_aer(device_dir):
+    """{kind: {error name: count}} for the kinds the kernel reports (a kernel without AER stats: {})."""
+    counters = {}
+    for kind in AER_KINDS:
+        text = read_attr(os.path.join(device_dir, 'aer_dev_' + kind))
+        if text is not None:
+            counters[kind] = parse_aer(text)
+    return counters
+
+
+def aer_totals(counters):
+    """{kind: total} from read_aer's result: the kernel's TOTAL_ERR_* line, or the sum where it printed none."""
+    totals = {}
+    for kind, values in counters.items():
+        total = [count for name, count in values.items() if name.startswith('TOTAL_ERR_')]
+        totals[kind] = total[0] if total else sum(values.values())
+    return totals
+
+
+def _hwmon_dir(device_dir):
+    try:
+        names = sorted(name for name in os.listdir(os.path.join(device_dir, 'hwmon')) if _HWMON_DIR.match(name))
+    except OSError:
+        return None
+    return os.path.join(device_dir, 'hwmon', names[0]) if names else None
+
+
+def read_sensors(device_dir):
+    """amdgpu's sensors of one GPU, in base units; a value the driver does not expose is None.
+
+    Units as the kernel's amdgpu documentation gives them (Documentation/gpu/amdgpu/thermal.rst and
+    driver-misc.rst): mem_info_vram_* and gpu_busy_percent in bytes and percent; hwmon temp*_input in millidegrees
+    Celsius (temp1 is the edge sensor), power1_average / power1_input in microwatts (newer kernels expose
+    power1_input on some GPUs instead of, or beside, the average).
+    """
+    sensors = {
+        'vram_total_bytes': read_int(os.path.join(device_dir, 'mem_info_vram_total')),
+        'vram_used_bytes': read_int(os.path.join(device_dir, 'mem_info_vram_used')),
+        'busy_percent': read_int(os.path.join(device_dir, 'gpu_busy_percent')),
+        'temperature_celsius': None,
+        'power_watts': None,
+    }
+    hwmon = _hwmon_dir(device_dir)
+    if hwmon:
+        millidegrees = read_int(os.path.join(hwmon, 'temp1_input'))
+        if millidegrees is not None:
+            sensors['temperature_celsius'] = millidegrees / 1000.0
+        for name in ('power1_average', 'power1_input'):
+            microwatts = read_int(os.path.join(hwmon, name))
+            if microwatts is not None:
+                sensors['power_watts'] = microwatts / 1000000.0
+                break
+    return sensors
