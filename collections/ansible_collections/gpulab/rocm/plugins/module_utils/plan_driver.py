@@ -60,7 +60,7 @@ def plan(node, wanted, stack, controller=None):
     if headers and not _PACKAGE_RE.match(headers):
         bad.append(headers)
     if bad:
-        raise PlanError('rocm_driver: not Debian package names: %s. Nothing was changed.'
+        raise PlanError('rocm_driver: not Debian package names: %s.'
                         % ', '.join(repr(name) for name in bad))
 
     code = rocm_release.release(stack['version'])['code']
