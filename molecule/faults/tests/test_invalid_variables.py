@@ -50,7 +50,7 @@ CASES = [
     ("rocm_access: not a group name", {"rocm_access_groups": ["video", "gpu users"]}, None, None,
      ["access: rocm_access_groups holds names that are not group names: 'gpu users'", GATE]),
     ("rocm_driver: not a package name", {"rocm_driver_packages": ["amdgpu-dkms;reboot"]}, None, None,
-     ["driver: rocm_driver: not Debian package names: 'amdgpu-dkms;reboot'", GATE]),
+     ["driver: not Debian package names: 'amdgpu-dkms;reboot'", GATE]),
     ("rocm_containers: a CDI spec outside the engines' folders",
      {"rocm_containers_enabled": True, "rocm_containers_cdi_spec": "/tmp/amd.json"}, None, None,
      ["containers: rocm_containers_cdi_spec must be a .json file directly in /etc/cdi or /var/run/cdi", GATE]),
@@ -115,5 +115,5 @@ def test_the_host_is_still_fresh(host):
     # No case left anything behind: no ROCm source, key or package, no profile file, no user's block.
     assert not host.file("/etc/apt/sources.list.d/rocm.list").exists
     assert not host.file("/etc/profile.d/rocm.sh").exists
-    assert "gpulab.rocm" not in host.file("/home/alice/.bashrc").content_string
+    assert "gpulab.rocm" not in host.run("cat /home/alice/.bashrc").stdout
     assert host.run("dpkg-query -W rocm-core").rc != 0

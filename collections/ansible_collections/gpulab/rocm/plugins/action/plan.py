@@ -20,7 +20,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import planner, stack
+from ansible_collections.gpulab.rocm.plugins.module_utils import plan_pass as passes, planner, stack
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
 # Read again for every planning call that needs them: valid only at that moment.
@@ -75,11 +75,9 @@ class ActionModule(ActionBase):
                 'check_mode': bool(self._task.check_mode)}
         key = _digest([phase, args['wanted'], inputs, args['probe'], host])
         memo = (node.get('plans') or {}).get(phase) or {}
-        read_at = node.get('read_at') or {}
-        if not args['refresh'] and memo.get('key') == key and all(
-                read_at.get(section) == count for section, count in (memo.get('read_at') or {}).items()):
+        if not args['refresh'] and passes.still_holds(memo, key, node.get('read_at')):
             # Planned from these very inputs, and nothing was read again since: the plan pass's plan.
-            return self._planned(result, dict(memo['plan'], planned_in='plan pass'), node, run, inputs)
+            return self._planned(result, phase, dict(memo['plan'], planned_in='plan pass'), node, run, inputs)
 
         # What to read again before planning: everything for a new node or 'all', else the sections named.
         refresh = args['refresh']
@@ -96,38 +94,32 @@ class ActionModule(ActionBase):
             probe_args.update((key_, value) for key_, value in needs.items() if key_ != 'sections')
             node = self._probe(node, probe_args, needs['sections'], task_vars)
 
-        plan_pass = dict(node.get('pass') or {})
+        plan_pass = node.get('pass') or {}
         try:
             plan = planner.plan(phase, node, args['wanted'], inputs, host, previous=memo.get('plan'))
         except PlanError as exc:
-            message = _claim_free(str(exc))
+            message = passes.claim_free(str(exc))
             if not in_pass:
-                raise AnsibleActionFail(message + ' ' + _already_changed(phase, plan_pass, host['check_mode']))
+                raise AnsibleActionFail(message + ' ' + passes.already_changed(phase, plan_pass, host['check_mode']))
             # The plan pass: keep the refusal for the gate, which lists every phase's at once.
-            plan_pass.setdefault('order', [])
-            plan_pass['refusals'] = dict(plan_pass.get('refusals') or {}, **{phase: [message]})
-            node['pass'] = plan_pass
+            node['pass'] = passes.record(plan_pass, phase, refusals=[message])
             result.update(phase=phase, refused=[message], changed=False, msg='%s refuses: %s' % (phase, message))
             result['ansible_facts'] = {'gpulab_node': dict(node, run=run)}
             return result
 
-        refused = planner.refusals(phase, plan)
         if in_pass:
-            order = [p for p in plan_pass.get('order') or [] if p != phase] + [phase]
-            plan_pass.update(order=order, changes=dict(plan_pass.get('changes') or {}, **{
-                phase: [item['change'] for item in plan.get('changes') or []]}))
-            if refused:
-                plan_pass['refusals'] = dict(plan_pass.get('refusals') or {}, **{phase: refused})
-            node['pass'] = plan_pass
+            node['pass'] = passes.record(plan_pass, phase, [item['change'] for item in plan.get('changes') or []],
+                                         planner.refusals(phase, plan))
         node['plans'] = dict(node.get('plans') or {}, **{phase: {'key': key, 'read_at': node.get('read_at') or {},
                                                                   'plan': plan}})
-        return self._planned(result, plan, node, run, inputs)
+        return self._planned(result, phase, plan, node, run, inputs)
 
-    def _planned(self, result, plan, node, run, inputs):
+    def _planned(self, result, phase, plan, node, run, inputs):
         result.update(plan)
+        result['phase'] = phase
         result['stack'] = inputs
         result['changed'] = False
-        result['msg'] = '%s: %s' % (plan['phase'], '; '.join(
+        result['msg'] = '%s: %s' % (phase, '; '.join(
             '%s (%s)' % (item['change'], item['reason']) for item in plan.get('changes') or []) or 'nothing to change')
         # The node's state for the later phases of this run.
         kept = dict((key, value) for key, value in node.items() if key not in EPHEMERAL_SECTIONS)
@@ -138,28 +130,17 @@ class ActionModule(ActionBase):
     def _gate(self, result, node, task_vars):
         """Stop the host when any phase of the plan pass refused: every problem of every phase in one message."""
         plan_pass = node.get('pass') or {}
-        refusals = plan_pass.get('refusals') or {}
-        planned = plan_pass.get('order') or []
-        result.update(changed=False, planned=planned, refusals=refusals)
-        if not refusals:
-            result['msg'] = 'every phase is planned (%s): nothing refuses' % (', '.join(planned) or 'none')
-            return result
-        # One line per problem; the same problem of several phases (not root) once, naming them all.
-        lines = {}
-        for phase in planned + sorted(p for p in refusals if p not in planned):
-            for problem in refusals.get(phase) or []:
-                lines.setdefault(_unprefixed(problem, phase), []).append(phase)
-        count = len(lines)
+        result.update(changed=False, planned=plan_pass.get('order') or [], refusals=plan_pass.get('refusals') or {})
         try:
-            release = ' for ROCm %s' % stack.resolve(dict((name, self._templar.template(task_vars[name]))
-                                                           for name in stack.DEFAULTS if name in task_vars))['version']
+            release = stack.resolve(dict((name, self._templar.template(task_vars[name]))
+                                         for name in stack.DEFAULTS if name in task_vars))['version']
         except stack.StackError:
-            release = ''
-        result['failed'] = True
-        result['msg'] = '%s is not ready%s: %d problem%s, found by planning every phase before any change, so nothing ' \
-            'was changed. %s' % (task_vars.get('inventory_hostname'), release, count, '' if count == 1 else 's', ' '.join(
-                '(%d) %s: %s' % (number, ', '.join(phases), problem.rstrip('.') + '.')
-                for number, (problem, phases) in enumerate(lines.items(), 1)))
+            release = None
+        message = passes.gate_message(task_vars.get('inventory_hostname'), release, plan_pass)
+        if message:
+            result.update(failed=True, msg=message)
+        else:
+            result['msg'] = 'every phase is planned (%s): nothing refuses' % (', '.join(result['planned']) or 'none')
         return result
 
     def _probe(self, node, probe_args, sections, task_vars):
@@ -193,36 +174,6 @@ class ActionModule(ActionBase):
 
 def _digest(value):
     return hashlib.sha1(json.dumps(value, sort_keys=True, default=str).encode('utf-8')).hexdigest()
-
-
-_CLAIM = ' Nothing was changed.'
-
-
-def _claim_free(message):
-    """A phase's refusal without a claim about the host: where it is raised decides what was changed."""
-    return message[:-len(_CLAIM)] if message.endswith(_CLAIM) else message
-
-
-def _unprefixed(problem, phase):
-    for prefix in ('%s: ' % phase, 'rocm_%s: ' % phase):
-        if problem.startswith(prefix):
-            return problem[len(prefix):]
-    return problem
-
-
-def _already_changed(phase, plan_pass, check_mode):
-    """What this run changed before a refusal at a phase's own turn: the plan pass's changes of the phases before it
-    (a play stops a host at its first failure, so each of them applied what its plan listed)."""
-    order = plan_pass.get('order') or []
-    if phase not in order:
-        return ('This phase was not in a plan pass of this play: the roles before it may have changed the host; '
-                'look at the changed tasks above.')
-    done = ['%s (%s)' % (p, '; '.join(plan_pass['changes'][p])) for p in order[:order.index(phase)]
-            if (plan_pass.get('changes') or {}).get(p)]
-    if not done:
-        return 'No phase before it had anything to change in this run.'
-    return ('%s in this run before it: %s.' % ('Check mode: would have been changed' if check_mode
-                                                 else 'Already changed', ', '.join(done)))
 
 
 def _run_id():

@@ -9,8 +9,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm, plan_verify,
-    preflight,
+    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm, plan_validate,
+    plan_verify, preflight,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
@@ -34,6 +34,8 @@ CONTRACT = {
     'preflight': {
         'sections': ('os', 'packages', 'apt', 'users', 'disk', 'firmware', 'gpus'),
         'keys': {'problems': 'Why the host is not fit for the release (the gate lists them); empty when it is.'},
+        # The key whose entries stop the host at the gate (other phases refuse by raising PlanError).
+        'gate': 'problems',
     },
     'repo': {
         'sections': ('os', 'packages', 'apt', 'files', 'gpus'),
@@ -122,6 +124,16 @@ CONTRACT = {
         'sections': ('os', 'gpus', 'tools', 'versions', 'slurm'),
         'keys': {'record': "This host's record of the fleet report."},
     },
+    'validate': {
+        # The benchmarks look at the GPU themselves: no probe section.
+        'sections': (),
+        'keys': {
+            'interpreter': 'The Python that runs gpu_bench.py (the venv\'s when PyTorch is installed there).',
+            'args': "gpu_bench.py's arguments after the script and --output (benchmarks and their settings).",
+            'wheel_tag': "PyTorch's wheel index name for the release (V(rocmX.Y), or V(rocmX.Y.Z) for a point "
+                         'release it publishes on its own).',
+        },
+    },
     'slurm_node': {
         'sections': ('os', 'packages', 'gpus', 'slurm'),
         'keys': {
@@ -148,7 +160,8 @@ SECTIONS = dict((phase, entry['sections']) for phase, entry in CONTRACT.items())
 def refusals(phase, plan):
     """The problems in a plan that stop the host at the gate (a phase refuses by raising PlanError, or, like
     preflight, by listing its problems)."""
-    return list(plan.get('problems') or []) if phase == 'preflight' else []
+    key = CONTRACT[phase].get('gate')
+    return list(plan.get(key) or []) if key else []
 
 
 def probe_needs(phase, node, wanted, stack, fresh=()):
@@ -204,6 +217,8 @@ def plan(phase, node, wanted, stack, host=None, previous=None):
         return plan_containers.plan(node, wanted, stack)
     if phase == 'verify':
         return plan_verify.plan(node, wanted, stack, host.get('name'))
+    if phase == 'validate':
+        return plan_validate.plan(node, wanted, stack)
     if phase == 'slurm_node':
         return plan_slurm.node_record(node, wanted, stack)
     if phase == 'slurm':

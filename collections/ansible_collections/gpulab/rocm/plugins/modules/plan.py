@@ -154,6 +154,11 @@ apt_ready:
   - 'Phase sdk: Whether Ansible''s apt module can run now (python3-apt is installed).'
   returned: for the phases driver, sdk
   type: raw
+args:
+  description:
+  - 'Phase validate: gpu_bench.py''s arguments after the script and --output (benchmarks and their settings).'
+  returned: for the phase validate
+  type: raw
 bashrc:
   description:
   - 'Phase env: User to the block of their ~/.bashrc (null: remove it), written as the user.'
@@ -205,6 +210,11 @@ install:
   - 'Phase driver: Packages to install (amdgpu-dkms and the kernel headers); empty when in place.'
   - 'Phase containers: Engine and check packages to install.'
   returned: for the phases driver, containers
+  type: raw
+interpreter:
+  description:
+  - 'Phase validate: The Python that runs gpu_bench.py (the venv''s when PyTorch is installed there).'
+  returned: for the phase validate
   type: raw
 ldconfig:
   description:
@@ -366,6 +376,12 @@ wanted:
   description:
   - 'Phase driver: Whether this host gets the amdgpu kernel driver.'
   returned: for the phase driver
+  type: raw
+wheel_tag:
+  description:
+  - 'Phase validate: PyTorch''s wheel index name for the release (V(rocmX.Y), or V(rocmX.Y.Z) for a point release
+    it publishes on its own).'
+  returned: for the phase validate
   type: raw
 why_not:
   description:
