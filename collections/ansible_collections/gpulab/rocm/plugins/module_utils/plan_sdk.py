@@ -81,7 +81,8 @@ def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
     package change comes from there. check_mode: packages apt does not offer are a notice, not a refusal (the
     repository may not be configured yet).
 
-    Returns the Plan: repair (finish an interrupted dpkg run), refresh_lists (distro source, stale lists), query
+    Returns the Plan: refresh_after (probe sections to read again after the package change), download_args,
+    repair (finish an interrupted dpkg run), refresh_lists (distro source, stale lists), query
     (names to look up), packages (rocm_packages.plan's result once candidates are known), alternative (the release
     /opt/rocm must point at), holds {name: hold|install}.
     """
@@ -98,7 +99,7 @@ def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
     pending = node.get('dpkg_pending') or {}
     result.update(repair=bool(pending.get('packages') or pending.get('journal')), refresh_lists=False, query=[],
                   packages=None, alternative=None, set_alternative=None, holds={}, orphans_before=None,
-                  purge_orphans=[], orphan_check=False,
+                  purge_orphans=[], orphan_check=False, refresh_after=[], download_args=[],
                   gfx_targets=package_spec['kdb_targets'], apt_ready=apt_ready(node),
                   spec=package_spec)
     if result['repair']:
@@ -148,6 +149,9 @@ def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
         # autoremove now, so that only the orphans of this run are removed afterwards (never the admin's).
         result['orphans_before'] = node.get('autoremove') if (
             packages['prepurge_autoremove'] or packages['purge_autoremove']) else None
+        # What the package change makes stale, read again after it (the orphans only where they are compared).
+        result['refresh_after'] = ['packages', 'tools', 'ldconfig', 'alternatives', 'versions'] + (
+            ['autoremove'] if result['orphans_before'] is not None else [])
         for key, text in (('prepurge', 'remove before the install'), ('install', 'install'),
                           ('purge', 'remove')):
             if packages[key]:
@@ -185,6 +189,10 @@ def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
             touched.update(item.split('=', 1)[0] for item in result['packages'][key])
     blocked = [name for name in held if name in touched]
     result['allow_held'] = bool(wanted.get('hold'))
+    if result['packages']:
+        # apt-get install --download-only's arguments after its fixed options (packages.yml).
+        result['download_args'] = (['--allow-change-held-packages'] if result['allow_held'] else []) + list(
+            result['packages']['install'])
     if blocked and not wanted.get('hold'):
         raise PlanError('rocm_sdk: %s %s held (apt-mark hold) and the wanted change moves or removes %s; the role '
                         'leaves holds it does not own alone. Release the hold (apt-mark unhold %s) or set '

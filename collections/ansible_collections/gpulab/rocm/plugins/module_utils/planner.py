@@ -68,8 +68,8 @@ CONTRACT = {
             'orphan_check': 'Whether apt autoremove is read before purging the distribution packages.',
             'packages': 'The package change once the candidates are known: install, prepurge, purge, download_first, '
                         'unpublished; null before.',
-            'orphans_before': 'What apt would autoremove before the package change (only the orphans of this '
-                              'run are removed after it).',
+            'refresh_after': 'Probe sections to read again after the package change.',
+            'download_args': "apt-get install --download-only's arguments after its fixed options.",
             'purge_orphans': 'Dependencies only the purged distribution packages needed, to remove.',
             'alternative': 'The release /opt/rocm must point at now, or null.',
             'set_alternative': 'The release /opt/rocm is set to after a package change (side by side), or null.',

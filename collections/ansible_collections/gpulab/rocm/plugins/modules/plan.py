@@ -194,6 +194,11 @@ dirs:
   - 'Phase containers: Folders of the CDI spec and daemon.json to make.'
   returned: for the phase containers
   type: raw
+download_args:
+  description:
+  - 'Phase sdk: apt-get install --download-only''s arguments after its fixed options.'
+  returned: for the phase sdk
+  type: raw
 files:
   description:
   - 'Phase env: Root-owned files to write, path to content (profile.d, ld.so.conf.d).'
@@ -246,12 +251,6 @@ orphan_check:
   - 'Phase sdk: Whether apt autoremove is read before purging the distribution packages.'
   returned: for the phase sdk
   type: raw
-orphans_before:
-  description:
-  - 'Phase sdk: What apt would autoremove before the package change (only the orphans of this run are removed after
-    it).'
-  returned: for the phase sdk
-  type: raw
 packages:
   description:
   - 'Phase sdk: The package change once the candidates are known: install, prepurge, purge, download_first, unpublished;
@@ -294,6 +293,11 @@ record:
   description:
   - 'Phase report: This host''s record of the fleet report.'
   returned: for the phase report
+  type: raw
+refresh_after:
+  description:
+  - 'Phase sdk: Probe sections to read again after the package change.'
+  returned: for the phase sdk
   type: raw
 refresh_all_lists:
   description:
