@@ -41,7 +41,7 @@ options:
     description:
       - Instead of planning, stop the host when any phase planned in this play's plan pass refused (or preflight
         found problems), with every problem of every phase in one message; see docs/plan-contract.md. In the plan
-        pass (the task variable C(gpulab_plan_pass) is true) a refusing phase does not fail: its problems are kept
+        pass (the task variable C(gpulab_plan_pass) is true) a refusing phase does not fail; its problems are kept
         for this gate.
     type: bool
     default: false
