@@ -18,7 +18,7 @@ description:
   - Plans the phase O(phase) from the node, the phase's wanted state O(wanted) (the calling role's own variables)
     and the stack-wide inputs, which it reads from the host's variables (C(rocm_version), C(rocm_versions),
     C(rocm_install_source), C(rocm_gpu_users), C(rocm_kernel_driver), C(rocm_apt_suite),
-    C(rocm_expected_gpu_count); their defaults are in the README's "Stack-wide inputs").
+    C(rocm_expected_gpu_count); their defaults are in docs/roles.md, "Stack-wide inputs").
   - Returns what the phase must change, each change with its reason, and what the role applies (the keys per
     phase are the planner's contract table). Never changes the host; an invalid wanted state fails with a message
     naming the variable and the fix. A second call with the same inputs and no new reading of the host returns
