@@ -56,6 +56,9 @@ CASES = [
      ["containers: rocm_containers_cdi_spec must be a .json file directly in /etc/cdi or /var/run/cdi", GATE]),
     ("rocm_verify: not a gfx target", {"rocm_verify_expected_gfx_targets": ["mi300"]}, None, None,
      ["verify: rocm_verify_expected_gfx_targets holds values that are not gfx targets", GATE]),
+    # A type the role's argument_specs refuse: checked in the plan pass (the roles' `plan` entry point).
+    ("rocm_env: not a boolean", {"rocm_env_bashrc_enabled": "maybe"}, None, None,
+     ["Validating arguments against arg spec 'plan'", "rocm_env_bashrc_enabled"]),
     # Three roles' bad inputs at once: one message with all three.
     ("three roles at once",
      {"rocm_env_rocm_path": "/opt/rocm$(id)", "rocm_access_groups": ["gpu users"],
