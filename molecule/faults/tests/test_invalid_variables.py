@@ -40,31 +40,29 @@ CASES = [
      ["users that do not exist: nosuchuser", GATE]),
     ("unknown codename (Debian 11)", {}, "debian11", None, ["Debian 11 has no ROCm apt suite", GATE]),
     ("unsupported OS (Linux Mint)", {}, "mint", None, ["Linux Mint 21.3 has no ROCm apt suite", GATE]),
-    # A value only a later role checks: rocm_repo, rocm_sdk and rocm_access would have changed the host first.
-    ("rocm_env: a path with a shell expansion", {"rocm_env_rocm_path": "/opt/rocm$(id)"}, None, None,
-     ["env: rocm_env_rocm_path must be an absolute path", GATE]),
-    ("rocm_env: a MIOpen folder a user made", {"rocm_env_miopen_dir": "/srv/alice-cache"}, None, USER_FOLDER,
-     ["rocm_env_miopen_dir /srv/alice-cache is a directory of uid 1000", GATE]),
-    ("rocm_sdk: not a package name", {"rocm_sdk_extra_packages": ["-oops"]}, None, None,
-     ["sdk: rocm_sdk_extra_packages holds names that are not Debian package names: '-oops'", GATE]),
-    ("rocm_access: not a group name", {"rocm_access_groups": ["video", "gpu users"]}, None, None,
-     ["access: rocm_access_groups holds names that are not group names: 'gpu users'", GATE]),
-    ("rocm_driver: not a package name", {"rocm_driver_packages": ["amdgpu-dkms;reboot"]}, None, None,
-     ["driver: not Debian package names: 'amdgpu-dkms;reboot'", GATE]),
-    ("rocm_containers: a CDI spec outside the engines' folders",
-     {"rocm_containers_enabled": True, "rocm_containers_cdi_spec": "/tmp/amd.json"}, None, None,
-     ["containers: rocm_containers_cdi_spec must be a .json file directly in /etc/cdi or /var/run/cdi", GATE]),
-    ("rocm_verify: not a gfx target", {"rocm_verify_expected_gfx_targets": ["mi300"]}, None, None,
-     ["verify: rocm_verify_expected_gfx_targets holds values that are not gfx targets", GATE]),
-    # A type the role's argument_specs refuse: checked in the plan pass (the roles' `plan` entry point).
-    ("rocm_env: not a boolean", {"rocm_env_bashrc_enabled": "maybe"}, None, None,
-     ["Validating arguments against arg spec 'plan'", "rocm_env_bashrc_enabled"]),
-    # Three roles' bad inputs at once: one message with all three.
+    # Values only later roles check (rocm_repo, rocm_sdk and rocm_access would have changed the host first): every
+    # phase's bad input in one run, since the gate lists them all; each class of the issue is one of them.
+    ("every phase's bad input at once",
+     {"rocm_env_miopen_dir": "/srv/alice-cache", "rocm_sdk_extra_packages": ["-oops"],
+      "rocm_access_groups": ["video", "gpu users"], "rocm_driver_packages": ["amdgpu-dkms;reboot"],
+      "rocm_containers_enabled": True, "rocm_containers_cdi_spec": "/tmp/amd.json",
+      "rocm_verify_expected_gfx_targets": ["mi300"]}, None, USER_FOLDER,
+     ["6 problems", GATE,
+      "(1) driver: not Debian package names: 'amdgpu-dkms;reboot'",
+      "(2) sdk: rocm_sdk_extra_packages holds names that are not Debian package names: '-oops'",
+      "(3) access: rocm_access_groups holds names that are not group names: 'gpu users'",
+      "(4) env: rocm_env_miopen_dir /srv/alice-cache is a directory of uid 1000",
+      "(5) containers: rocm_containers_cdi_spec must be a .json file directly in /etc/cdi or /var/run/cdi",
+      "(6) verify: rocm_verify_expected_gfx_targets holds values that are not gfx targets"]),
+    # Three roles' bad inputs, among them the issue's first example (a shell expansion in rocm_env_rocm_path).
     ("three roles at once",
      {"rocm_env_rocm_path": "/opt/rocm$(id)", "rocm_access_groups": ["gpu users"],
       "rocm_sdk_extra_packages": ["-oops"]}, None, None,
      ["3 problems", "(1) sdk: rocm_sdk_extra_packages", "(2) access: rocm_access_groups",
-      "(3) env: rocm_env_rocm_path", GATE]),
+      "(3) env: rocm_env_rocm_path must be an absolute path", GATE]),
+    # A type the role's argument_specs refuse: checked in the plan pass (the roles' `plan` entry point).
+    ("rocm_env: not a boolean", {"rocm_env_bashrc_enabled": "maybe"}, None, None,
+     ["Validating arguments against arg spec 'plan'", "rocm_env_bashrc_enabled"]),
 ]
 
 
