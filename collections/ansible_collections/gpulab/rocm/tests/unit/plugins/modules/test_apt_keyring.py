@@ -29,21 +29,6 @@ def run_module(args, check=False):
     return json.loads(out)["plays"][0]["tasks"][0]["hosts"]["localhost"]
 
 
-@pytest.fixture(scope="module")
-def key(tmp_path_factory):
-    home = tmp_path_factory.mktemp("gnupg")
-    os.chmod(home, 0o700)
-    base = [GPG, "--homedir", str(home), "--batch"]
-    subprocess.run(base + ["--passphrase", "", "--quick-gen-key", "Mirror <m@example.invalid>", "rsa2048", "sign",
-                           "never"], check=True, capture_output=True)
-    listing = subprocess.run(base + ["--with-colons", "--fingerprint"], check=True, capture_output=True, text=True)
-    fpr = [ln.split(":")[9] for ln in listing.stdout.splitlines() if ln.startswith("fpr:")][0]
-    path = home / "key.asc"
-    path.write_bytes(subprocess.run(base + ["--armor", "--export", fpr], check=True, capture_output=True).stdout)
-    binary = subprocess.run(base + ["--export", fpr], check=True, capture_output=True).stdout
-    return path, fpr, binary
-
-
 def test_trusted_key_is_written_dearmored_once(key, tmp_path):
     path, fpr, binary = key
     dest = tmp_path / "keyrings" / "rocm.gpg"
