@@ -110,8 +110,8 @@ class ActionModule(ActionBase):
         if in_pass:
             node['pass'] = passes.record(plan_pass, phase, [item['change'] for item in plan.get('changes') or []],
                                          planner.refusals(phase, plan))
-        node['plans'] = dict(node.get('plans') or {}, **{phase: {'key': key, 'read_at': node.get('read_at') or {},
-                                                                  'plan': plan}})
+        memo = {'key': key, 'read_at': node.get('read_at') or {}, 'plan': plan}
+        node['plans'] = dict(node.get('plans') or {}, **{phase: memo})
         return self._planned(result, phase, plan, node, run, inputs)
 
     def _planned(self, result, phase, plan, node, run, inputs):

@@ -57,8 +57,7 @@ def plan(node, wanted, stack):
         problems.append('no benchmark is enabled and no rocm_validate_report_src is given: enable at least one '
                         'benchmark (rocm_validate_gemm_enabled, _bandwidth_enabled, _resnet50_enabled, _bert_enabled)')
     thresholds = wanted.get('thresholds')
-    if not isinstance(thresholds, dict) or [model for model, figures in thresholds.items()
-                                             if not isinstance(figures, dict)]:
+    if not isinstance(thresholds, dict) or not all(isinstance(figures, dict) for figures in thresholds.values()):
         problems.append('rocm_validate_thresholds must map GPU model names to dicts of figure -> minimum')
     if not wanted.get('fetch_dest'):
         problems.append('rocm_validate_fetch_dest must be a controller folder')

@@ -18,8 +18,8 @@ HERE = Path(__file__).resolve().parent
 COLLECTION = HERE.parents[3]
 FILTERS = COLLECTION / "plugins" / "filter"
 ROOT = COLLECTION.parents[3]
-ANSIBLE_PLAYBOOK = shutil.which("ansible-playbook") or shutil.which("ansible-playbook",
-                                                                   path=os.path.dirname(sys.executable))
+ANSIBLE_PLAYBOOK = (shutil.which("ansible-playbook")
+                    or shutil.which("ansible-playbook", path=os.path.dirname(sys.executable)))
 pytestmark = pytest.mark.skipif(ANSIBLE_PLAYBOOK is None, reason="needs ansible-playbook")
 PROBE = COLLECTION / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "probe" / \
     "bookworm-converged-rocm6.2.4-fixture-tools-mi250x.json"

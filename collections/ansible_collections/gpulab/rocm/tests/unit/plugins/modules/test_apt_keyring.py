@@ -1,13 +1,11 @@
 """apt_keyring, deprecated (meta/runtime.yml; the roles use apt_source, whose tests hold the key checks): until its
 removal it still writes a trusted key once and never an untrusted one, and says it is deprecated."""
 
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -63,8 +61,6 @@ def test_absent_removes_the_keyring(key, tmp_path):
     dest.write_bytes(key[2])
     assert run_module({"dest": str(dest), "state": "absent"})["changed"]
     assert not dest.exists()
-
-
 
 
 def test_it_says_it_is_deprecated(key, tmp_path):
