@@ -1,4 +1,4 @@
-"""Every role's argument_specs mirror its defaults (the prometheus.prometheus check), and the README's variable
+"""Every role's argument_specs mirror its defaults (the prometheus.prometheus check), and docs/roles.md's variable
 tables are generated from the specs."""
 
 import subprocess

@@ -128,4 +128,4 @@ def test_finds_uses_and_ignores_lookalikes():
 # not plugins: awx.lab.example, rocm.gpg.key, ansible.module_utils.basic, gpulab.rocm.plugins, community.general.nope
 """
     assert uses_in(text, collections) == {"community.general", "ansible.posix", "community.docker"}
-    assert uses_in("{{ x | gpulab.rocm.rocm_release }}", collections) == {"gpulab.rocm"}
+    assert uses_in("{{ x | gpulab.rocm.apt_failure }}", collections) == {"gpulab.rocm"}

@@ -72,6 +72,12 @@ def stage(staging):
     return target, roles, sorted(playbooks)
 
 
+def _tasks(tasks):
+    for task in tasks or []:
+        yield task
+        yield from _tasks(task.get("block"))
+
+
 def check_playbooks(target, roles, playbooks):
     """Every playbook import and role of the staged playbooks must resolve inside the collection."""
     problems = []
@@ -85,7 +91,10 @@ def check_playbooks(target, roles, playbooks):
                     ok = "/" not in imported and (path.parent / imported).is_file()
                 if not ok:
                     problems.append(f"{path.name}: import_playbook {imported} is not a playbook of the collection")
-            for entry in play.get("roles") or []:
+            # The roles of the play and those its plan pass imports (pre_tasks, blocks opened).
+            imports = [task["ansible.builtin.import_role"] for task in _tasks(play.get("pre_tasks"))
+                       if isinstance(task.get("ansible.builtin.import_role"), dict)]
+            for entry in (play.get("roles") or []) + imports:
                 role = entry if isinstance(entry, str) else entry.get("role") or entry.get("name")
                 short = role[len(FQCN) + 1:] if role.startswith(FQCN + ".") else role
                 if short not in roles:

@@ -41,7 +41,11 @@ def modules():
         if doc["module"] != path.stem:
             raise ValueError(f"{path}: DOCUMENTATION names module {doc['module']}")
         action = (COLLECTION / "plugins" / "action" / path.name).is_file()
-        rows.append((path.stem, " (action: runs on the controller)" if action else "", text(doc["short_description"])))
+        summary = text(doc["short_description"])
+        if doc.get("deprecated"):
+            summary += ". Deprecated, removed in %s: %s" % (doc["deprecated"]["removed_in"],
+                                                           text(doc["deprecated"]["alternative"]))
+        rows.append((path.stem, " (action: runs on the controller)" if action else "", summary))
     return rows
 
 
@@ -64,6 +68,17 @@ def roles():
     return rows
 
 
+def plan_pass(tasks):
+    """The roles whose plan entry point a play's pre_tasks import (docs/plan-contract.md), in order, once each."""
+    names = []
+    for task in tasks:
+        role = (task.get("ansible.builtin.import_role") or {}).get("name")
+        if role and role not in names:
+            names.append(role)
+        names += [name for name in plan_pass(task.get("block") or []) if name not in names]
+    return names
+
+
 def playbooks():
     """(name, plays): each play's name with the roles it runs or the playbook it imports, by collection names."""
     rows = []
@@ -77,6 +92,9 @@ def playbooks():
             else:
                 names = [entry["role"] if isinstance(entry, dict) else entry for entry in play.get("roles", [])]
                 what = "roles " + ", ".join(f"`{name}`" for name in names)
+                planned = plan_pass(play.get("pre_tasks") or [])
+                if planned:
+                    what = "plans " + ", ".join(f"`{name}`" for name in planned) + " first (the plan pass), then " + what
             plays.append(f"{text(play['name'])}: {what}")
         rows.append((path.stem, "; ".join(plays)))
     return rows

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Render the stack-wide inputs (module_utils/stack.py) and each role's variables (meta/argument_specs.yml) into
-README.md (between markers), so the README cannot drift from them. `--check` exits 1 when the README is stale (run
+docs/roles.md (between markers), so the page cannot drift from them. `--check` exits 1 when it is stale (run
 by the tests)."""
 
 import sys
@@ -43,4 +43,4 @@ def render():
 
 
 if __name__ == "__main__":
-    sys.exit(generated_block.main(ROOT / "README.md", BEGIN, END, render, "tests/tools/role_docs.py", __doc__))
+    sys.exit(generated_block.main(ROOT / "docs" / "roles.md", BEGIN, END, render, "tests/tools/role_docs.py", __doc__))

@@ -3,6 +3,8 @@ the fault fixtures is left, and apt works."""
 
 import os
 
+testinfra_hosts = ["molecule-faults-trixie"]
+
 
 def test_sources_are_the_last_good_ones(host):
     content = host.file("/etc/apt/sources.list.d/rocm.list").content_string

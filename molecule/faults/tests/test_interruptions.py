@@ -129,12 +129,30 @@ def test_the_admins_hold_is_respected(host):
         plain = site()
         assert plain.rc == 0 and plain.changed(NODE) == 0, plain
         assert "rocblas" in host.check_output("apt-mark showhold").split()
-        packages = host.check_output("dpkg-query -W -f '${Package} ${Version} ${db:Status-Abbrev}\\n'")
+        before = runs.snapshot(host)
         move = site({"rocm_version": "6.2"})
         assert move.rc != 0, move
-        assert "rocblas is held (apt-mark hold)" in flat(move) and "No package was changed" in flat(move), move
-        assert host.check_output("dpkg-query -W -f '${Package} ${Version} ${db:Status-Abbrev}\\n'") == packages
+        # Refused in the plan pass, before rocm_repo wrote the 6.2 sources: every file, /etc and dpkg as they were.
+        assert "rocblas is held (apt-mark hold)" in flat(move), move
+        assert "found by planning every phase before any change, so nothing was changed" in flat(move), move
+        assert runs.differences(before, runs.snapshot(host)) == []
         assert "rocblas" in host.check_output("apt-mark showhold").split()
     finally:
         host.check_output("apt-mark unhold rocblas")
+    converge(host)
+
+
+def test_a_release_whose_packages_the_repository_lacks_is_refused_after_the_sources_step(host):
+    # Only apt's answer after the new sources are refreshed can tell: the refusal names what was written.
+    packages = host.check_output("dpkg-query -W -f '${Package} ${Version} ${db:Status-Abbrev}\\n'")
+    move = site({"rocm_version": "6.2", "rocm_sdk_extra_packages": ["hipfft"]})
+    assert move.rc != 0, move
+    message = flat(move)
+    assert "rocm_sdk: not in the configured apt repositories: hipfft (ROCm 6.2.0)" in message, move
+    assert "rocm_sdk had installed or removed no package yet" in message, move
+    assert "Already changed in this run before it: repo (write %s" % SOURCES in message, move
+    assert "rocm/apt/6.2 noble main" in host.file(SOURCES).content_string
+    assert host.check_output("dpkg-query -W -f '${Package} ${Version} ${db:Status-Abbrev}\\n'") == packages
+    assert apt_update_is_clean(host)
+    assert host.run("apt-get install --simulate rocm-core").rc == 0
     converge(host)

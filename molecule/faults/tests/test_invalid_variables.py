@@ -1,5 +1,7 @@
-"""Invalid variables are rejected by argument_specs or preflight before any change: real site.yml runs against the
-converged host, each with one bad input, and a snapshot of files and packages before and after."""
+"""Bad inputs of every phase are refused at the gate, before any change: real site.yml runs on a container that was
+never converged (molecule-faults-fresh), each with its bad input, and a snapshot of every file, /etc's and /opt's
+contents, dpkg's status and selections before and after. The host is refused before any change, so the next case
+starts from the same fresh host (a case's own setup is undone after it)."""
 
 import os
 import sys
@@ -9,7 +11,10 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
 import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
 
-NODE = "molecule-faults-trixie"
+NODE = "molecule-faults-fresh"
+testinfra_hosts = [NODE]
+
+GATE = "found by planning every phase before any change, so nothing was changed"
 
 # What the host reports after the fixture's /etc/os-release (and /etc/debian_version) replace the real ones.
 OS_RELEASE = {
@@ -20,18 +25,44 @@ OS_RELEASE = {
              None),
 }
 
+# A folder a lab user made, where rocm_env_miopen_dir points (root must not take it over).
+USER_FOLDER = ("install -d -o alice -m 0755 /srv/alice-cache", "rmdir /srv/alice-cache")
+
 CASES = [
-    # id, extra vars, fake OS, words the message must contain
-    ("malformed version", {"rocm_version": "6.2.x"}, None, ["'6.2.x' is not a release number"]),
-    ("malformed side-by-side release", {"rocm_versions": ["6.2.4", "latest"]}, None,
+    # id, extra vars, fake OS, setup (command, undo) or None, words the message must contain
+    ("malformed version", {"rocm_version": "6.2.x"}, None, None, ["'6.2.x' is not a release number"]),
+    ("malformed side-by-side release", {"rocm_versions": ["6.2.4", "latest"]}, None, None,
      ["'latest' is not a release number"]),
-    ("default not among the side-by-side releases", {"rocm_versions": ["6.2"]}, None,
+    ("default not among the side-by-side releases", {"rocm_versions": ["6.2"]}, None, None,
      ["rocm_version 6.2.4 is not among rocm_versions (6.2.0)"]),
-    ("unknown install source", {"rocm_install_source": "conda"}, None, ["conda", "amd, distro"]),
-    ("listed user that does not exist", {"rocm_gpu_users": ["alice", "nosuchuser"]}, None,
-     ["users that do not exist: nosuchuser"]),
-    ("unknown codename (Debian 11)", {}, "debian11", ["Debian 11 has no ROCm apt suite"]),
-    ("unsupported OS (Linux Mint)", {}, "mint", ["Linux Mint 21.3 has no ROCm apt suite"]),
+    ("unknown install source", {"rocm_install_source": "conda"}, None, None, ["conda", "amd, distro"]),
+    ("listed user that does not exist", {"rocm_gpu_users": ["alice", "nosuchuser"]}, None, None,
+     ["users that do not exist: nosuchuser", GATE]),
+    ("unknown codename (Debian 11)", {}, "debian11", None, ["Debian 11 has no ROCm apt suite", GATE]),
+    ("unsupported OS (Linux Mint)", {}, "mint", None, ["Linux Mint 21.3 has no ROCm apt suite", GATE]),
+    # Values only later roles check (rocm_repo, rocm_sdk and rocm_access would have changed the host first): every
+    # phase's bad input in one run, since the gate lists them all; each class of the issue is one of them.
+    ("every phase's bad input at once",
+     {"rocm_env_miopen_dir": "/srv/alice-cache", "rocm_sdk_extra_packages": ["-oops"],
+      "rocm_access_groups": ["video", "gpu users"], "rocm_driver_packages": ["amdgpu-dkms;reboot"],
+      "rocm_containers_enabled": True, "rocm_containers_cdi_spec": "/tmp/amd.json",
+      "rocm_verify_expected_gfx_targets": ["mi300"]}, None, USER_FOLDER,
+     ["6 problems", GATE,
+      "(1) driver: not Debian package names: 'amdgpu-dkms;reboot'",
+      "(2) sdk: rocm_sdk_extra_packages holds names that are not Debian package names: '-oops'",
+      "(3) access: rocm_access_groups holds names that are not group names: 'gpu users'",
+      "(4) env: rocm_env_miopen_dir /srv/alice-cache is a directory of uid 1000",
+      "(5) containers: rocm_containers_cdi_spec must be a .json file directly in /etc/cdi or /var/run/cdi",
+      "(6) verify: rocm_verify_expected_gfx_targets holds values that are not gfx targets"]),
+    # Three roles' bad inputs, among them the issue's first example (a shell expansion in rocm_env_rocm_path).
+    ("three roles at once",
+     {"rocm_env_rocm_path": "/opt/rocm$(id)", "rocm_access_groups": ["gpu users"],
+      "rocm_sdk_extra_packages": ["-oops"]}, None, None,
+     ["3 problems", "(1) sdk: rocm_sdk_extra_packages", "(2) access: rocm_access_groups",
+      "(3) env: rocm_env_rocm_path must be an absolute path", GATE]),
+    # A type the role's argument_specs refuse: checked in the plan pass (the roles' `plan` entry point).
+    ("rocm_env: not a boolean", {"rocm_env_bashrc_enabled": "maybe"}, None, None,
+     ["Validating arguments against arg spec 'plan'", "rocm_env_bashrc_enabled"]),
 ]
 
 
@@ -51,15 +82,39 @@ def fake_os(host, request):
                           "&& rm /run/os-release /run/debian_version")
 
 
-@pytest.mark.parametrize("extra_vars, fake_os, words", [c[1:] for c in CASES], ids=[c[0] for c in CASES],
-                         indirect=["fake_os"])
-def test_rejected_before_any_change(host, extra_vars, fake_os, words):
-    before = runs.snapshot(host)
+@pytest.fixture
+def setup(host, request):
+    if request.param:
+        host.check_output(request.param[0])
+    yield
+    if request.param:
+        host.check_output(request.param[1])
+
+
+def snapshot(host):
+    """runs.snapshot (every file, /etc's and /opt's contents, dpkg's status) and the contents of the users' dotfiles."""
+    dotfiles = host.check_output("find /home /root -xdev -maxdepth 2 -type f -name '.*' -print0 | LC_ALL=C sort -z "
+                                 "| xargs -0 -r sha256sum")
+    return runs.snapshot(host) + dotfiles.splitlines()
+
+
+@pytest.mark.parametrize("extra_vars, fake_os, setup, words", [c[1:] for c in CASES], ids=[c[0] for c in CASES],
+                         indirect=["fake_os", "setup"])
+def test_refused_before_any_change(host, extra_vars, fake_os, setup, words):
+    before = snapshot(host)
     run = runs.playbook("site.yml", NODE, extra_vars)
-    after = runs.snapshot(host)
+    after = snapshot(host)
     assert run.rc != 0, run
     assert run.recap[NODE]["failed"] == 1 and run.changed(NODE) == 0, run
     message = " ".join(run.output.split())
     for word in words:
         assert word in message, run
     assert runs.differences(before, after) == []
+
+
+def test_the_host_is_still_fresh(host):
+    # No case left anything behind: no ROCm source, key or package, no profile file, no user's block.
+    assert not host.file("/etc/apt/sources.list.d/rocm.list").exists
+    assert not host.file("/etc/profile.d/rocm.sh").exists
+    assert "gpulab.rocm" not in host.run("cat /home/alice/.bashrc").stdout
+    assert host.run("dpkg-query -W rocm-core").rc != 0

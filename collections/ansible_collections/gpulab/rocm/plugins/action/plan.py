@@ -12,16 +12,21 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
+import json
 import os
 
 from ansible.errors import AnsibleActionFail
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import planner, stack
+from ansible_collections.gpulab.rocm.plugins.module_utils import plan_pass as passes, planner, stack
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
 # Read again for every planning call that needs them: valid only at that moment.
 EPHEMERAL_SECTIONS = ('candidates', 'autoremove', 'fix_broken')
+# The task variable that marks the plan pass of a play (docs/plan-contract.md): a refusal is kept for the gate.
+PLAN_PASS_VAR = 'gpulab_plan_pass'
 
 
 class ActionModule(ActionBase):
@@ -33,19 +38,27 @@ class ActionModule(ActionBase):
         _valid, args = self.validate_argument_spec(argument_spec=dict(
             phase=dict(type='str', choices=list(planner.PHASES)),
             forget=dict(type='bool', default=False),
+            gate=dict(type='bool', default=False),
             wanted=dict(type='dict', default={}),
             probe=dict(type='dict', default={}),
             refresh=dict(type='list', elements='str', default=[]),
         ))
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
+        run = _run_id()
+        node = (task_vars.get('ansible_facts') or {}).get('gpulab_node')
+        if not isinstance(node, dict) or node.get('run') != run:
+            node = {}
         if args['forget']:
             # The host changed in a way no plan foresaw (a failed package run): the next plan probes it anew.
             result.update(changed=False, msg='the probe of this host is forgotten; the next plan reads it anew',
-                          ansible_facts={'gpulab_node': {'run': _run_id(), 'sections': []}})
+                          ansible_facts={'gpulab_node': {'run': run, 'sections': [],
+                                                         'pass': node.get('pass') or {}}})
             return result
+        if args['gate']:
+            return self._gate(result, node, task_vars)
         if not args['phase']:
-            raise AnsibleActionFail('phase is required (unless forget is true)')
+            raise AnsibleActionFail('phase is required (unless forget or gate is true)')
 
         try:
             inputs = stack.resolve(dict((name, self._templar.template(task_vars[name]))
@@ -53,11 +66,19 @@ class ActionModule(ActionBase):
         except stack.StackError as exc:
             raise AnsibleActionFail(str(exc))
 
-        node = (task_vars.get('ansible_facts') or {}).get('gpulab_node')
-        run = _run_id()
-        if not isinstance(node, dict) or node.get('run') != run:
-            node = {}
+        phase = args['phase']
+        in_pass = boolean(task_vars.get(PLAN_PASS_VAR, False), strict=False)
         node = dict((key, value) for key, value in node.items() if key not in EPHEMERAL_SECTIONS)
+        host = {'name': task_vars.get('inventory_hostname'),
+                'connection': self._play_context.connection,
+                'controller_machine_id': _controller_machine_id(),
+                'check_mode': bool(self._task.check_mode)}
+        key = _digest([phase, args['wanted'], inputs, args['probe'], host])
+        memo = (node.get('plans') or {}).get(phase) or {}
+        if not args['refresh'] and passes.still_holds(memo, key, node.get('read_at')):
+            # Planned from these very inputs, and nothing was read again since: the plan pass's plan.
+            return self._planned(result, phase, dict(memo['plan'], planned_in='plan pass'), node, run, inputs)
+
         # What to read again before planning: everything for a new node or 'all', else the sections named.
         refresh = args['refresh']
         sections = None if 'all' in refresh else list(refresh)
@@ -68,28 +89,58 @@ class ActionModule(ActionBase):
         if sections is None or sections:
             node = self._probe(node, probe_args, sections, task_vars)
             fresh.update(node['sections'] if sections is None else sections)
-        needs = planner.probe_needs(args['phase'], node, args['wanted'], inputs, fresh)
+        needs = planner.probe_needs(phase, node, args['wanted'], inputs, fresh)
         if needs:
-            probe_args.update((key, value) for key, value in needs.items() if key != 'sections')
+            probe_args.update((key_, value) for key_, value in needs.items() if key_ != 'sections')
             node = self._probe(node, probe_args, needs['sections'], task_vars)
 
-        host = {'name': task_vars.get('inventory_hostname'),
-                'connection': self._play_context.connection,
-                'controller_machine_id': _controller_machine_id()}
+        plan_pass = node.get('pass') or {}
         try:
-            plan = planner.plan(args['phase'], node, args['wanted'], inputs, host)
+            plan = planner.plan(phase, node, args['wanted'], inputs, host, previous=memo.get('plan'))
         except PlanError as exc:
-            raise AnsibleActionFail(str(exc))
+            message = passes.claim_free(str(exc))
+            if not in_pass:
+                raise AnsibleActionFail(message + ' ' + passes.already_changed(phase, plan_pass, host['check_mode']))
+            # The plan pass: keep the refusal for the gate, which lists every phase's at once.
+            node['pass'] = passes.record(plan_pass, phase, refusals=[message])
+            result.update(phase=phase, refused=[message], changed=False, msg='%s refuses: %s' % (phase, message))
+            result['ansible_facts'] = {'gpulab_node': dict(node, run=run)}
+            return result
 
+        if in_pass:
+            node['pass'] = passes.record(plan_pass, phase, [item['change'] for item in plan.get('changes') or []],
+                                         planner.refusals(phase, plan))
+        memo = {'key': key, 'read_at': node.get('read_at') or {}, 'plan': plan}
+        node['plans'] = dict(node.get('plans') or {}, **{phase: memo})
+        return self._planned(result, phase, plan, node, run, inputs)
+
+    def _planned(self, result, phase, plan, node, run, inputs):
         result.update(plan)
+        result['phase'] = phase
         result['stack'] = inputs
         result['changed'] = False
-        result['msg'] = '%s: %s' % (args['phase'], '; '.join(
+        result['msg'] = '%s: %s' % (phase, '; '.join(
             '%s (%s)' % (item['change'], item['reason']) for item in plan.get('changes') or []) or 'nothing to change')
         # The node's state for the later phases of this run.
         kept = dict((key, value) for key, value in node.items() if key not in EPHEMERAL_SECTIONS)
         kept['run'] = run
         result['ansible_facts'] = {'gpulab_node': kept}
+        return result
+
+    def _gate(self, result, node, task_vars):
+        """Stop the host when any phase of the plan pass refused: every problem of every phase in one message."""
+        plan_pass = node.get('pass') or {}
+        result.update(changed=False, planned=plan_pass.get('order') or [], refusals=plan_pass.get('refusals') or {})
+        try:
+            release = stack.resolve(dict((name, self._templar.template(task_vars[name]))
+                                         for name in stack.DEFAULTS if name in task_vars))['version']
+        except stack.StackError:
+            release = None
+        message = passes.gate_message(task_vars.get('inventory_hostname'), release, plan_pass)
+        if message:
+            result.update(failed=True, msg=message)
+        else:
+            result['msg'] = 'every phase is planned (%s): nothing refuses' % (', '.join(result['planned']) or 'none')
         return result
 
     def _probe(self, node, probe_args, sections, task_vars):
@@ -113,7 +164,16 @@ class ActionModule(ActionBase):
             else:
                 merged[key] = value
         merged['sections'] = sorted(read)
+        # When each section was last read: a plan made before a section it had was read again is planned anew.
+        count = (node.get('reads') or 0) + 1
+        merged['reads'] = count
+        merged['read_at'] = dict(merged.get('read_at') or {}, **dict(
+            (section, count) for section in (probed.get('sections') or sections or [])))
         return merged
+
+
+def _digest(value):
+    return hashlib.sha1(json.dumps(value, sort_keys=True, default=str).encode('utf-8')).hexdigest()
 
 
 def _run_id():

@@ -67,7 +67,7 @@ def plan(node, wanted, stack):
     groups = list(wanted.get('groups') or [])
     bad = [group for group in groups if not isinstance(group, str) or not _GROUP_RE.match(group)]
     if bad:
-        raise PlanError('rocm_access_groups holds names that are not group names: %s. Nothing was changed.'
+        raise PlanError('rocm_access_groups holds names that are not group names: %s.'
                         % ', '.join(repr(group) for group in bad))
     result.update(create_groups=[], memberships={}, adduser_conf=None)
     present = wanted.get('state', 'present') == 'present'
@@ -81,7 +81,7 @@ def plan(node, wanted, stack):
         unknown = [user for user in stack['gpu_users'] if not (users.get(user) or {}).get('exists')]
         if unknown:
             raise PlanError('These users in rocm_gpu_users do not exist: %s. Create them first, or remove them from '
-                            'the list. Nothing was changed.' % ', '.join(unknown))
+                            'the list.' % ', '.join(unknown))
         for user in stack['gpu_users']:
             missing = [group for group in groups if group not in (users[user].get('groups') or [])]
             if missing:

@@ -197,7 +197,7 @@ def validate_spec(spec):
                 problems.append('environment value %r' % (value,))
     if problems:
         raise PlanError('rocm_containers: the CDI spec would hold values the role does not write (%s); this is a '
-                        'bug or a probe it cannot read. Nothing was changed.' % '; '.join(problems))
+                        'bug or a probe it cannot read.' % '; '.join(problems))
 
 
 def spec_text(spec):
@@ -211,10 +211,10 @@ def parse_daemon_json(path, info):
         return OrderedDict()
     if info.get('type') != 'file':
         raise PlanError('rocm_containers: %s is a %s, not a file: root does not follow or replace it. Make it a plain '
-                        'file (or remove it). Nothing was changed.' % (path, info.get('type')))
+                        'file (or remove it).' % (path, info.get('type')))
     text = info.get('content')
     if text is None:
-        raise PlanError('rocm_containers: %s is too large to merge (%s bytes). Nothing was changed.'
+        raise PlanError('rocm_containers: %s is too large to merge (%s bytes).'
                         % (path, info.get('size')))
     if not text.strip():
         return OrderedDict()
@@ -230,12 +230,12 @@ def parse_daemon_json(path, info):
         data = json.loads(text, object_pairs_hook=pairs)
     except ValueError as exc:
         raise PlanError('rocm_containers: %s is not valid JSON (%s); Docker would not start with it either. Fix it, '
-                        'then run again. Nothing was changed.' % (path, exc))
+                        'then run again.' % (path, exc))
     if not isinstance(data, dict):
-        raise PlanError('rocm_containers: %s holds a JSON %s, not an object of settings. Nothing was changed.'
+        raise PlanError('rocm_containers: %s holds a JSON %s, not an object of settings.'
                         % (path, type(data).__name__))
     if 'features' in data and not isinstance(data['features'], dict):
-        raise PlanError('rocm_containers: "features" in %s is not an object (%r). Nothing was changed.'
+        raise PlanError('rocm_containers: "features" in %s is not an object (%r).'
                         % (path, data['features']))
     return data
 
@@ -283,6 +283,10 @@ def plan(node, wanted, stack):
     if not wanted.get('enabled'):
         result['skip'] = 'rocm_containers_enabled is false'
         return result
+    # Bad settings are refused where the role is enabled, GPU or not (the plan pass lists them before any change).
+    problems = check(wanted, stack)
+    if problems:
+        raise PlanError('rocm_containers: %s.' % '; '.join(problems))
     pci = node.get('gpu_pci') or {}
     if not pci.get('amd'):
         others = pci.get('nvidia_count') or 0
@@ -290,9 +294,6 @@ def plan(node, wanted, stack):
                           % (' (%d NVIDIA GPU(s) only)' % others if others else ''))
         result.warn(result['skip'])
         return result
-    problems = check(wanted, stack)
-    if problems:
-        raise PlanError('rocm_containers: %s. Nothing was changed.' % '; '.join(problems))
 
     state = node.get('containers') or {}
     engines = state.get('engines') or {}
@@ -330,11 +331,11 @@ def plan(node, wanted, stack):
     if others:
         raise PlanError('rocm_containers: another CDI spec declares %s: %s. Two specs of one kind make the engines '
                         'refuse the devices or pick one of them. Remove it, or set rocm_containers_cdi_spec to it so '
-                        'that the role manages it. Nothing was changed.' % (KIND, ', '.join(others)))
+                        'that the role manages it.' % (KIND, ', '.join(others)))
     current = specs.get(path) or {}
     if current.get('exists') and current.get('type') != 'file':
-        raise PlanError('rocm_containers: %s is a %s, not a file: root does not follow or replace it. Nothing was '
-                        'changed.' % (path, current.get('type')))
+        raise PlanError('rocm_containers: %s is a %s, not a file: root does not follow or replace it.'
+                        % (path, current.get('type')))
     if gpus:
         gids, notices = group_gids(node, wanted)
         for text in notices:

@@ -46,13 +46,7 @@ def plan(node, wanted, stack, controller=None):
     wants = driver_wanted(stack['kernel_driver'], in_container) and stack['install_source'] == 'amd'
     result.update(wanted=wants, why_not=None, install=[], reboot=None, unbound=list(pci.get('unbound') or []),
                   apt_ready=apt_ready(node))
-    if not wants:
-        result['why_not'] = ('rocm_kernel_driver is never' if stack['kernel_driver'] == 'never'
-                             else 'rocm_install_source is distro (the distribution kernel has amdgpu)'
-                             if stack['install_source'] == 'distro'
-                             else "the host is a container: it uses the host kernel's driver (rocm_kernel_driver: "
-                                  'always installs it anyway)')
-        return result
+    # Bad names are refused wherever the role runs, driver wanted here or not (the gate lists them before any change).
     bad = [name for name in wanted.get('packages') or [] if not _PACKAGE_RE.match(str(name))]
     headers = wanted.get('headers_package')
     if headers in (None, 'auto'):
@@ -60,9 +54,16 @@ def plan(node, wanted, stack, controller=None):
     if headers and not _PACKAGE_RE.match(headers):
         bad.append(headers)
     if bad:
-        raise PlanError('rocm_driver: not Debian package names: %s. Nothing was changed.'
+        raise PlanError('rocm_driver: not Debian package names: %s.'
                         % ', '.join(repr(name) for name in bad))
 
+    if not wants:
+        result['why_not'] = ('rocm_kernel_driver is never' if stack['kernel_driver'] == 'never'
+                             else 'rocm_install_source is distro (the distribution kernel has amdgpu)'
+                             if stack['install_source'] == 'distro'
+                             else "the host is a container: it uses the host kernel's driver (rocm_kernel_driver: "
+                                  'always installs it anyway)')
+        return result
     code = rocm_release.release(stack['version'])['code']
     packages = node.get('packages') or {}
     if headers and (packages.get(headers) or ['  '])[0][1] != 'i':

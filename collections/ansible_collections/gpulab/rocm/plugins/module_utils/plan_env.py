@@ -133,7 +133,7 @@ def plan(node, wanted, stack):
     if present:
         problems = check(wanted)
         if problems:
-            raise PlanError('rocm_env: %s. Nothing was changed.' % '; '.join(problems))
+            raise PlanError('rocm_env: %s.' % '; '.join(problems))
         names, warnings, _nvidia = variables(node, wanted, stack)
         for text in warnings:
             result.warn(text)
@@ -175,7 +175,7 @@ def plan(node, wanted, stack):
         info = users.get(user) or {}
         if not info.get('exists'):
             if present:
-                raise PlanError('rocm_env: user %s (rocm_gpu_users) does not exist. Nothing was changed.' % user)
+                raise PlanError('rocm_env: user %s (rocm_gpu_users) does not exist.' % user)
             continue
         bashrc = info.get('bashrc') or {}
         label = '%s/.bashrc' % info.get('home')
@@ -209,11 +209,11 @@ def _miopen_dir(node, miopen, result):
     if parent.get('exists') and (parent.get('type') != 'directory' or parent.get('uid') != 0
                                  or int(parent.get('mode', '0'), 8) & 0o022):
         raise PlanError('rocm_env_miopen_dir %s: its parent folder is a %s of uid %s with mode %s, which others can '
-                        'change; choose a folder whose parent only root can write. Nothing was changed.'
+                        'change; choose a folder whose parent only root can write.'
                         % (miopen, parent.get('type'), parent.get('uid'), parent.get('mode')))
     if current.get('exists') and (current.get('type') != 'directory' or current.get('uid') != 0):
         raise PlanError('rocm_env_miopen_dir %s is a %s of uid %s: root does not take over (or follow) what a user '
-                        'made; remove it, or choose another folder. Nothing was changed.'
+                        'made; remove it, or choose another folder.'
                         % (miopen, current.get('type'), current.get('uid')))
     if current.get('type') == 'directory' and current.get('mode') == '1777':
         return None

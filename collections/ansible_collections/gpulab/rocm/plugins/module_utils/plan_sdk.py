@@ -72,29 +72,34 @@ def _installed(node):
                 for name, (abbrev, version) in (node.get('packages') or {}).items())
 
 
-def plan(node, wanted, stack, now=None):
+def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
     """wanted: state, packages, dev_packages_enabled, dev_packages, extra_packages, distro_packages, hold,
     kdb_enabled, kdb_gfx_targets, cache_valid_time. With the probe's 'candidates' (apt-cache madison of the names in
     'query'), the package changes; without them, whether anything must change at all.
 
-    Returns the Plan: repair (finish an interrupted dpkg run), refresh_lists (distro source, stale lists), query
+    previous: this phase's last plan in this run (the action keeps it): what apt would autoremove before the
+    package change comes from there. check_mode: packages apt does not offer are a notice, not a refusal (the
+    repository may not be configured yet).
+
+    Returns the Plan: refresh_after (probe sections to read again after the package change), download_args,
+    repair (finish an interrupted dpkg run), refresh_lists (distro source, stale lists), query
     (names to look up), packages (rocm_packages.plan's result once candidates are known), alternative (the release
     /opt/rocm must point at), holds {name: hold|install}.
     """
     result = Plan('sdk')
     problems = check(wanted)
     if problems:
-        raise PlanError('rocm_sdk: %s. Nothing was changed.' % '; '.join(problems))
+        raise PlanError('rocm_sdk: %s.' % '; '.join(problems))
     package_spec = spec(node, wanted, stack)
     if package_spec['state'] == 'present' and package_spec['source'] == 'distro' and not package_spec['distro_packages']:
         raise PlanError("rocm_sdk: no list of the distribution's ROCm packages for %s (known: %s). Set "
-                        'rocm_sdk_distro_packages to the package names of this OS, or use rocm_install_source amd. '
-                        'Nothing was changed.' % (package_spec['os'], ', '.join(sorted(DISTRO_DEFAULTS))))
+                        'rocm_sdk_distro_packages to the package names of this OS, or use rocm_install_source amd.'
+                        % (package_spec['os'], ', '.join(sorted(DISTRO_DEFAULTS))))
     installed = _installed(node)
     pending = node.get('dpkg_pending') or {}
     result.update(repair=bool(pending.get('packages') or pending.get('journal')), refresh_lists=False, query=[],
                   packages=None, alternative=None, set_alternative=None, holds={}, orphans_before=None,
-                  purge_orphans=[], orphan_check=False,
+                  purge_orphans=[], orphan_check=False, refresh_after=[], download_args=[],
                   gfx_targets=package_spec['kdb_targets'], apt_ready=apt_ready(node),
                   spec=package_spec)
     if result['repair']:
@@ -132,18 +137,28 @@ def plan(node, wanted, stack, now=None):
     else:
         available = dict((name, list(versions)) for name, versions in candidates.items())
         packages = rocm_packages.plan_from(package_spec, installed, available)
+        if packages['missing'] and not check_mode:
+            raise PlanError('rocm_sdk: not in the configured apt repositories: %s. Check the package names '
+                            '(rocm_sdk_packages, rocm_sdk_extra_packages%s) and that the repository holds this '
+                            'release.%s' % (
+                                ', '.join(packages['missing']),
+                                ', rocm_sdk_distro_packages' if package_spec['source'] == 'distro' else '',
+                                _no_package_yet(previous)))
         result['packages'] = packages
         # Purging the distribution's packages orphans the dependencies they brought: note what apt would already
         # autoremove now, so that only the orphans of this run are removed afterwards (never the admin's).
         result['orphans_before'] = node.get('autoremove') if (
             packages['prepurge_autoremove'] or packages['purge_autoremove']) else None
+        # What the package change makes stale, read again after it (the orphans only where they are compared).
+        result['refresh_after'] = ['packages', 'tools', 'ldconfig', 'alternatives', 'versions'] + (
+            ['autoremove'] if result['orphans_before'] is not None else [])
         for key, text in (('prepurge', 'remove before the install'), ('install', 'install'),
                           ('purge', 'remove')):
             if packages[key]:
                 result.change('%s %s' % (text, ', '.join(packages[key])), 'the wanted ROCm release(s) %s' % (
                     ', '.join([stack['version']] + [v for v in stack['versions'] if v != stack['version']])))
 
-    before = wanted.get('orphans_before')
+    before = (previous or {}).get('orphans_before')
     if before is not None and node.get('autoremove') is not None:
         result['purge_orphans'] = sorted(set(node['autoremove']) - set(before))
         if result['purge_orphans']:
@@ -168,19 +183,41 @@ def plan(node, wanted, stack, now=None):
         if result['holds']:
             result.change('hold %s' % ', '.join(sorted(result['holds'])), 'rocm_sdk_hold is true')
     held = sorted(name for name, info in installed.items() if info['status'][0] == 'h')
-    touched = set()
+    touched = set(_moving(package_spec, installed))
     if result['packages']:
         for key in ('prepurge', 'install', 'purge'):
             touched.update(item.split('=', 1)[0] for item in result['packages'][key])
     blocked = [name for name in held if name in touched]
     result['allow_held'] = bool(wanted.get('hold'))
+    if result['packages']:
+        # apt-get install --download-only's arguments after its fixed options (packages.yml).
+        result['download_args'] = (['--allow-change-held-packages'] if result['allow_held'] else []) + list(
+            result['packages']['install'])
     if blocked and not wanted.get('hold'):
         raise PlanError('rocm_sdk: %s %s held (apt-mark hold) and the wanted change moves or removes %s; the role '
                         'leaves holds it does not own alone. Release the hold (apt-mark unhold %s) or set '
-                        'rocm_sdk_hold: true to let the role own the holds of its packages. No package was changed.'
+                        'rocm_sdk_hold: true to let the role own the holds of its packages.%s'
                         % (', '.join(blocked), 'is' if len(blocked) == 1 else 'are',
-                           'it' if len(blocked) == 1 else 'them', ' '.join(blocked)))
+                           'it' if len(blocked) == 1 else 'them', ' '.join(blocked),
+                           _no_package_yet(previous) if candidates is not None else ''))
     return result
+
+
+def _no_package_yet(previous):
+    """What rocm_sdk itself had done when a refusal comes from apt's answer (its plan before it says)."""
+    return ' rocm_sdk had installed or removed no package yet%s.' % (
+        ' (it had finished the interrupted dpkg run first)' if (previous or {}).get('repair') else '')
+
+
+def _moving(package_spec, installed):
+    """Installed packages the wanted state moves to another release or removes, known before apt is asked: a hold
+    on one of them is refused in the plan pass, before any change."""
+    if package_spec['state'] != 'present':
+        return rocm_packages.removable(package_spec, installed)
+    moving = [name for name, release, _required in rocm_packages.wanted(package_spec)
+              if release and (installed.get(name) or {}).get('installed')
+              and rocm_packages.amd_code(installed[name]['version']) != rocm_release.release(release)['code']]
+    return moving + list(rocm_packages.leftovers(package_spec, installed))
 
 
 def _needs_change(package_spec, installed):

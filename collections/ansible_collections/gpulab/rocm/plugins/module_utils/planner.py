@@ -9,29 +9,159 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm, plan_verify,
-    preflight,
+    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm, plan_validate,
+    plan_verify, preflight,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
 CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'containers', 'slurm_node', 'slurm')
-PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'containers', 'verify', 'report', 'slurm_node',
-          'slurm')
-# The probe sections each phase reads; a phase whose sections the node lacks gets them probed first.
-SECTIONS = {
-    'preflight': ('os', 'packages', 'apt', 'users', 'disk', 'firmware', 'gpus'),
-    'repo': ('os', 'packages', 'apt', 'files', 'gpus'),
-    'driver': ('os', 'packages', 'apt', 'gpus'),
-    'sdk': ('os', 'packages', 'apt', 'alternatives', 'gpus'),
-    'access': ('files', 'users'),
-    'env': ('files', 'users', 'ldconfig', 'gpus'),
-    # Plus 'containers' (plan_containers.probe_needs), read only where the role is enabled and an AMD GPU is there.
-    'containers': ('os', 'packages', 'users', 'gpus'),
-    'verify': ('os', 'gpus', 'tools', 'versions'),
-    'report': ('os', 'gpus', 'tools', 'versions', 'slurm'),
-    'slurm_node': ('os', 'packages', 'gpus', 'slurm'),
-    'slurm': ('os', 'slurm'),
+
+# The contract between the planner and the roles (docs/plan-contract.md): per phase, the probe sections it reads
+# (a phase whose sections the node lacks gets them probed first) and the keys of its result that a role may read,
+# each with its line of documentation. The plan module's RETURN is generated from it
+# (tests/tools/plan_return.py) and tests/unit/.../test_plan_contract.py holds the roles to it.
+COMMON_KEYS = {
+    'phase': 'The phase planned.',
+    'changes': 'What the phase changes, each as C(change) and C(reason); empty when the host is converged.',
+    'notices': 'Things worth knowing that change nothing (Ansible keeps the key warnings for its own).',
+    'stack': 'The stack-wide inputs, with their defaults applied.',
+    'msg': 'The changes in one line.',
+    'planned_in': 'V(plan pass) when the plan is the one the plan pass computed from the same inputs (no reading of '
+                  'the host since); absent when it was planned in this call.',
+    'refused': "Only in the plan pass: the phase's problems, kept for the gate (the other keys are then absent).",
 }
+CONTRACT = {
+    'preflight': {
+        'sections': ('os', 'packages', 'apt', 'users', 'disk', 'firmware', 'gpus'),
+        'keys': {'problems': 'Why the host is not fit for the release (the gate lists them); empty when it is.'},
+        # The key whose entries stop the host at the gate (other phases refuse by raising PlanError).
+        'gate': 'problems',
+    },
+    'repo': {
+        'sections': ('os', 'packages', 'apt', 'files', 'gpus'),
+        'keys': {
+            'apply': 'V(present) (install key, sources, pin), V(absent) (remove them) or V(none).',
+            'contents': 'The sources and pin files to write, path to content.',
+            'remove': 'Paths to remove (old sources, the key when absent).',
+            'refresh_scope': 'The sources files whose lists the one refresh reads.',
+            'refresh_all_lists': 'Whether apt has no list at all, so every list is refreshed once.',
+            'python3_apt': "V(install) when Ansible's apt module lacks python3-apt, else V(none).",
+        },
+    },
+    'driver': {
+        'sections': ('os', 'packages', 'apt', 'gpus'),
+        'keys': {
+            'wanted': 'Whether this host gets the amdgpu kernel driver.',
+            'why_not': 'Why it does not, when it does not.',
+            'install': 'Packages to install (amdgpu-dkms and the kernel headers); empty when in place.',
+            'reboot': 'C(allowed) (whether the role may reboot this host) and C(reason).',
+            'apt_ready': "Whether Ansible's apt module can run now (python3-apt is installed).",
+            'unbound': 'AMD GPUs that amdgpu does not drive (read again after the reboot).',
+        },
+    },
+    'sdk': {
+        'sections': ('os', 'packages', 'apt', 'alternatives', 'gpus'),
+        'keys': {
+            'repair': 'Whether an interrupted dpkg run must be finished first.',
+            'refresh_lists': "Whether the distribution's lists are refreshed before asking apt.",
+            'query': 'Package names to ask apt about (its candidates decide the package change).',
+            'orphan_check': 'Whether apt autoremove is read before purging the distribution packages.',
+            'packages': 'The package change once the candidates are known: install, prepurge, purge, download_first, '
+                        'unpublished; null before.',
+            'refresh_after': 'Probe sections to read again after the package change.',
+            'download_args': "apt-get install --download-only's arguments after its fixed options.",
+            'purge_orphans': 'Dependencies only the purged distribution packages needed, to remove.',
+            'alternative': 'The release /opt/rocm must point at now, or null.',
+            'set_alternative': 'The release /opt/rocm is set to after a package change (side by side), or null.',
+            'allow_held': 'Whether apt may change held packages (rocm_sdk_hold owns the holds).',
+            'holds': 'Package name to V(hold) for the holds to set.',
+            'apt_ready': "Whether Ansible's apt module can run now (python3-apt is installed).",
+        },
+    },
+    'access': {
+        'sections': ('files', 'users'),
+        'keys': {
+            'create_groups': 'GPU groups to create.',
+            'memberships': 'User to the groups to add them to.',
+            'adduser_conf': 'The whole new /etc/adduser.conf, or null when it stays.',
+        },
+    },
+    'env': {
+        # Plus the users' dotfiles and the MIOpen folder (plan_env.probe_needs).
+        'sections': ('files', 'users', 'ldconfig', 'gpus'),
+        'keys': {
+            'files': 'Root-owned files to write, path to content (profile.d, ld.so.conf.d).',
+            'remove': 'Root-owned files to remove.',
+            'ldconfig': 'Whether the linker cache is rebuilt.',
+            'miopen_dir': 'The shared MIOpen folder to make, or null.',
+            'bashrc': "User to the block of their ~/.bashrc (null: remove it), written as the user.",
+        },
+    },
+    'containers': {
+        # Plus 'containers', read only where the role is enabled and an AMD GPU is there (plan_containers).
+        'sections': ('os', 'packages', 'users', 'gpus'),
+        'keys': {
+            'install': 'Engine and check packages to install.',
+            'subids': 'Per user without a range: the usermod argv that gives it subordinate ids.',
+            'dirs': 'Folders of the CDI spec and daemon.json to make.',
+            'spec': 'The CDI spec to write, path to content.',
+            'spec_remove': 'CDI specs to remove.',
+            'daemon_json': "Docker's merged daemon.json to write, path to content.",
+            'daemon_json_mode': 'The mode daemon.json keeps.',
+            'restart_docker': 'Whether dockerd is restarted to read the CDI setting.',
+            'check': 'The container check: engines, users, cases, gids, image, busybox.',
+        },
+    },
+    'verify': {
+        'sections': ('os', 'gpus', 'tools', 'versions'),
+        'keys': {
+            'problems': 'What does not work on the node as planned (the role fails on them).',
+            'stats': "The node's figures for set_stats.",
+            'summary': 'The GPU agents in one list of lines.',
+        },
+    },
+    'report': {
+        'sections': ('os', 'gpus', 'tools', 'versions', 'slurm'),
+        'keys': {'record': "This host's record of the fleet report."},
+    },
+    'validate': {
+        # The benchmarks look at the GPU themselves: no probe section.
+        'sections': (),
+        'keys': {
+            'interpreter': 'The Python that runs gpu_bench.py (the venv\'s when PyTorch is installed there).',
+            'args': "gpu_bench.py's arguments after the script and --output (benchmarks and their settings).",
+            'wheel_tag': "PyTorch's wheel index name for the release (V(rocmX.Y), or V(rocmX.Y.Z) for a point "
+                         'release it publishes on its own).',
+        },
+    },
+    'slurm_node': {
+        'sections': ('os', 'packages', 'gpus', 'slurm'),
+        'keys': {
+            'packages': 'Slurm and munge packages to install on this host.',
+            'node': "This host's Slurm record (its GPUs as GRES), for the slurm phase of every host.",
+        },
+    },
+    'slurm': {
+        'sections': ('os', 'slurm'),
+        'keys': {
+            'files': 'Slurm files to write, path to content.',
+            'remove': 'Slurm files to remove.',
+            'munge_key': 'What to do with the munge key.',
+            'reconfigure': 'Whether scontrol reconfigure runs.',
+            'restart': 'Daemons to restart.',
+            'start': 'Daemons to start.',
+        },
+    },
+}
+PHASES = tuple(CONTRACT)
+SECTIONS = dict((phase, entry['sections']) for phase, entry in CONTRACT.items())
+
+
+def refusals(phase, plan):
+    """The problems in a plan that stop the host at the gate (a phase refuses by raising PlanError, or, like
+    preflight, by listing its problems)."""
+    key = CONTRACT[phase].get('gate')
+    return list(plan.get(key) or []) if key else []
 
 
 def probe_needs(phase, node, wanted, stack, fresh=()):
@@ -57,17 +187,19 @@ def probe_needs(phase, node, wanted, stack, fresh=()):
     return args
 
 
-def plan(phase, node, wanted, stack, host=None):
-    """The plan of one phase. host: {'name', 'connection', 'controller_machine_id'} from the action.
+def plan(phase, node, wanted, stack, host=None, previous=None):
+    """The plan of one phase. host: {'name', 'connection', 'controller_machine_id', 'check_mode'} from the action;
+    previous: this phase's last plan in this run (a second look at the host continues from it), or None.
 
-    Raises PlanError when the wanted state is invalid (the message names the variable and the fix).
+    Raises PlanError when the wanted state is invalid (the message names the variable and the fix; what was
+    changed is for the caller to say: the gate says nothing was, a refusal at a phase's own turn what was).
     """
     host = host or {}
     euid = (node.get('os') or {}).get('euid')
     if phase in CHANGING and euid not in (0, None):
         raise PlanError('%s: this run is not root on the host (uid %s): the roles change system files, packages '
                         'and groups. Run with become: true (the playbooks set it; check that the remote user may '
-                        'sudo) or as root. Nothing was changed.' % (phase, euid))
+                        'sudo) or as root.' % (phase, euid))
     if phase == 'preflight':
         return preflight.plan(node, wanted, stack)
     if phase == 'repo':
@@ -76,7 +208,7 @@ def plan(phase, node, wanted, stack, host=None):
         return plan_driver.plan(node, dict(wanted, connection=host.get('connection')), stack,
                                 {'machine_id': host.get('controller_machine_id')})
     if phase == 'sdk':
-        return plan_sdk.plan(node, wanted, stack)
+        return plan_sdk.plan(node, wanted, stack, previous=previous, check_mode=host.get('check_mode'))
     if phase == 'access':
         return plan_access.plan(node, wanted, stack)
     if phase == 'env':
@@ -85,6 +217,8 @@ def plan(phase, node, wanted, stack, host=None):
         return plan_containers.plan(node, wanted, stack)
     if phase == 'verify':
         return plan_verify.plan(node, wanted, stack, host.get('name'))
+    if phase == 'validate':
+        return plan_validate.plan(node, wanted, stack)
     if phase == 'slurm_node':
         return plan_slurm.node_record(node, wanted, stack)
     if phase == 'slurm':

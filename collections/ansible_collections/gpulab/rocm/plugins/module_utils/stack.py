@@ -16,7 +16,7 @@ import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release
 
-# name: (default, description). The README's table of stack-wide inputs is generated from this.
+# name: (default, description). The table of stack-wide inputs in docs/roles.md is generated from this.
 INPUTS = (
     ('rocm_version', '6.2.4',
      'ROCm release of the whole stack: repository, packages, driver, environment, checks (6.2.4, or 6.2 for 6.2.0). '

@@ -12,6 +12,11 @@ DOCUMENTATION = r'''
 module: apt_keyring
 short_description: Install an apt signing key as a dearmored keyring, only if its fingerprint is trusted
 version_added: 0.1.0
+deprecated:
+  removed_in: 1.0.0
+  why: No role calls it; rocm_repo runs M(gpulab.rocm.apt_source), which checks the key the same way and changes the
+    key, the sources and the pin as one transaction with their list refresh.
+  alternative: Use M(gpulab.rocm.apt_source).
 description:
   - Downloads an OpenPGP public key (armored or binary), checks that every primary key in it has a fingerprint
     from O(fingerprints), and only then writes it dearmored to O(dest) for use with C(signed-by=).

@@ -99,8 +99,6 @@ attributes:
     description: One diff per changed file (the keyring by its fingerprints).
 notes:
   - The journal is C(/var/lib/gpulab-rocm/apt-source.journal) (root only).
-seealso:
-  - module: gpulab.rocm.apt_keyring
 '''
 
 EXAMPLES = r'''

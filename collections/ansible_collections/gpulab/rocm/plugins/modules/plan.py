@@ -18,21 +18,31 @@ description:
   - Plans the phase O(phase) from the node, the phase's wanted state O(wanted) (the calling role's own variables)
     and the stack-wide inputs, which it reads from the host's variables (C(rocm_version), C(rocm_versions),
     C(rocm_install_source), C(rocm_gpu_users), C(rocm_kernel_driver), C(rocm_apt_suite),
-    C(rocm_expected_gpu_count); their defaults are in the README's "Stack-wide inputs").
-  - Returns what the phase must change, each change with its reason, and what the role applies. Never changes the
-    host; an invalid wanted state fails with a message naming the variable and the fix, before any change.
+    C(rocm_expected_gpu_count); their defaults are in docs/roles.md, "Stack-wide inputs").
+  - Returns what the phase must change, each change with its reason, and what the role applies (the keys per
+    phase are the planner's contract table). Never changes the host; an invalid wanted state fails with a message
+    naming the variable and the fix. A second call with the same inputs and no new reading of the host returns
+    the plan already computed (the apply pass after the plan pass).
   - Runs on the controller; the decisions are the pure functions of the collection's module_utils (planner.py).
 author:
   - gpulab.rocm contributors (@gpulab)
 options:
   phase:
-    description: The phase to plan; required unless O(forget) is true.
+    description: The phase to plan (one of the planner's CONTRACT); required unless O(forget) or O(gate) is true.
     type: str
     choices: [preflight, repo, driver, sdk, access, env, containers, verify, report, slurm_node, slurm]
   forget:
     description:
       - Forget this host's probe instead of planning, so that the next plan reads the host anew. For a change that
         failed half way (a package run that stopped), after which no plan can trust what was read before.
+    type: bool
+    default: false
+  gate:
+    description:
+      - Instead of planning, stop the host when any phase planned in this play's plan pass refused (or preflight
+        found problems), with every problem of every phase in one message; see docs/plan-contract.md. In the plan
+        pass (the task variable C(gpulab_plan_pass) is true) a refusing phase does not fail; its problems are kept
+        for this gate.
     type: bool
     default: false
   wanted:
@@ -85,6 +95,7 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+# BEGIN generated from planner.CONTRACT (tests/tools/plan_return.py)
 phase:
   description: The phase planned.
   returned: always
@@ -107,4 +118,279 @@ msg:
   description: The changes in one line.
   returned: always
   type: str
+planned_in:
+  description: V(plan pass) when the plan is the one the plan pass computed from the same inputs (no reading of
+    the host since); absent when it was planned in this call.
+  returned: when it applies (see the description)
+  type: str
+refused:
+  description: 'Only in the plan pass: the phase''s problems, kept for the gate (the other keys are then absent).'
+  returned: when it applies (see the description)
+  type: list
+  elements: str
+adduser_conf:
+  description:
+  - 'Phase access: The whole new /etc/adduser.conf, or null when it stays.'
+  returned: for the phase access
+  type: raw
+allow_held:
+  description:
+  - 'Phase sdk: Whether apt may change held packages (rocm_sdk_hold owns the holds).'
+  returned: for the phase sdk
+  type: raw
+alternative:
+  description:
+  - 'Phase sdk: The release /opt/rocm must point at now, or null.'
+  returned: for the phase sdk
+  type: raw
+apply:
+  description:
+  - 'Phase repo: V(present) (install key, sources, pin), V(absent) (remove them) or V(none).'
+  returned: for the phase repo
+  type: raw
+apt_ready:
+  description:
+  - 'Phase driver: Whether Ansible''s apt module can run now (python3-apt is installed).'
+  - 'Phase sdk: Whether Ansible''s apt module can run now (python3-apt is installed).'
+  returned: for the phases driver, sdk
+  type: raw
+args:
+  description:
+  - 'Phase validate: gpu_bench.py''s arguments after the script and --output (benchmarks and their settings).'
+  returned: for the phase validate
+  type: raw
+bashrc:
+  description:
+  - 'Phase env: User to the block of their ~/.bashrc (null: remove it), written as the user.'
+  returned: for the phase env
+  type: raw
+check:
+  description:
+  - 'Phase containers: The container check: engines, users, cases, gids, image, busybox.'
+  returned: for the phase containers
+  type: raw
+contents:
+  description:
+  - 'Phase repo: The sources and pin files to write, path to content.'
+  returned: for the phase repo
+  type: raw
+create_groups:
+  description:
+  - 'Phase access: GPU groups to create.'
+  returned: for the phase access
+  type: raw
+daemon_json:
+  description:
+  - 'Phase containers: Docker''s merged daemon.json to write, path to content.'
+  returned: for the phase containers
+  type: raw
+daemon_json_mode:
+  description:
+  - 'Phase containers: The mode daemon.json keeps.'
+  returned: for the phase containers
+  type: raw
+dirs:
+  description:
+  - 'Phase containers: Folders of the CDI spec and daemon.json to make.'
+  returned: for the phase containers
+  type: raw
+download_args:
+  description:
+  - 'Phase sdk: apt-get install --download-only''s arguments after its fixed options.'
+  returned: for the phase sdk
+  type: raw
+files:
+  description:
+  - 'Phase env: Root-owned files to write, path to content (profile.d, ld.so.conf.d).'
+  - 'Phase slurm: Slurm files to write, path to content.'
+  returned: for the phases env, slurm
+  type: raw
+holds:
+  description:
+  - 'Phase sdk: Package name to V(hold) for the holds to set.'
+  returned: for the phase sdk
+  type: raw
+install:
+  description:
+  - 'Phase driver: Packages to install (amdgpu-dkms and the kernel headers); empty when in place.'
+  - 'Phase containers: Engine and check packages to install.'
+  returned: for the phases driver, containers
+  type: raw
+interpreter:
+  description:
+  - 'Phase validate: The Python that runs gpu_bench.py (the venv''s when PyTorch is installed there).'
+  returned: for the phase validate
+  type: raw
+ldconfig:
+  description:
+  - 'Phase env: Whether the linker cache is rebuilt.'
+  returned: for the phase env
+  type: raw
+memberships:
+  description:
+  - 'Phase access: User to the groups to add them to.'
+  returned: for the phase access
+  type: raw
+miopen_dir:
+  description:
+  - 'Phase env: The shared MIOpen folder to make, or null.'
+  returned: for the phase env
+  type: raw
+munge_key:
+  description:
+  - 'Phase slurm: What to do with the munge key.'
+  returned: for the phase slurm
+  type: raw
+node:
+  description:
+  - 'Phase slurm_node: This host''s Slurm record (its GPUs as GRES), for the slurm phase of every host.'
+  returned: for the phase slurm_node
+  type: raw
+orphan_check:
+  description:
+  - 'Phase sdk: Whether apt autoremove is read before purging the distribution packages.'
+  returned: for the phase sdk
+  type: raw
+packages:
+  description:
+  - 'Phase sdk: The package change once the candidates are known: install, prepurge, purge, download_first, unpublished;
+    null before.'
+  - 'Phase slurm_node: Slurm and munge packages to install on this host.'
+  returned: for the phases sdk, slurm_node
+  type: raw
+problems:
+  description:
+  - 'Phase preflight: Why the host is not fit for the release (the gate lists them); empty when it is.'
+  - 'Phase verify: What does not work on the node as planned (the role fails on them).'
+  returned: for the phases preflight, verify
+  type: raw
+purge_orphans:
+  description:
+  - 'Phase sdk: Dependencies only the purged distribution packages needed, to remove.'
+  returned: for the phase sdk
+  type: raw
+python3_apt:
+  description:
+  - 'Phase repo: V(install) when Ansible''s apt module lacks python3-apt, else V(none).'
+  returned: for the phase repo
+  type: raw
+query:
+  description:
+  - 'Phase sdk: Package names to ask apt about (its candidates decide the package change).'
+  returned: for the phase sdk
+  type: raw
+reboot:
+  description:
+  - 'Phase driver: C(allowed) (whether the role may reboot this host) and C(reason).'
+  returned: for the phase driver
+  type: raw
+reconfigure:
+  description:
+  - 'Phase slurm: Whether scontrol reconfigure runs.'
+  returned: for the phase slurm
+  type: raw
+record:
+  description:
+  - 'Phase report: This host''s record of the fleet report.'
+  returned: for the phase report
+  type: raw
+refresh_after:
+  description:
+  - 'Phase sdk: Probe sections to read again after the package change.'
+  returned: for the phase sdk
+  type: raw
+refresh_all_lists:
+  description:
+  - 'Phase repo: Whether apt has no list at all, so every list is refreshed once.'
+  returned: for the phase repo
+  type: raw
+refresh_lists:
+  description:
+  - 'Phase sdk: Whether the distribution''s lists are refreshed before asking apt.'
+  returned: for the phase sdk
+  type: raw
+refresh_scope:
+  description:
+  - 'Phase repo: The sources files whose lists the one refresh reads.'
+  returned: for the phase repo
+  type: raw
+remove:
+  description:
+  - 'Phase repo: Paths to remove (old sources, the key when absent).'
+  - 'Phase env: Root-owned files to remove.'
+  - 'Phase slurm: Slurm files to remove.'
+  returned: for the phases repo, env, slurm
+  type: raw
+repair:
+  description:
+  - 'Phase sdk: Whether an interrupted dpkg run must be finished first.'
+  returned: for the phase sdk
+  type: raw
+restart:
+  description:
+  - 'Phase slurm: Daemons to restart.'
+  returned: for the phase slurm
+  type: raw
+restart_docker:
+  description:
+  - 'Phase containers: Whether dockerd is restarted to read the CDI setting.'
+  returned: for the phase containers
+  type: raw
+set_alternative:
+  description:
+  - 'Phase sdk: The release /opt/rocm is set to after a package change (side by side), or null.'
+  returned: for the phase sdk
+  type: raw
+spec:
+  description:
+  - 'Phase containers: The CDI spec to write, path to content.'
+  returned: for the phase containers
+  type: raw
+spec_remove:
+  description:
+  - 'Phase containers: CDI specs to remove.'
+  returned: for the phase containers
+  type: raw
+start:
+  description:
+  - 'Phase slurm: Daemons to start.'
+  returned: for the phase slurm
+  type: raw
+stats:
+  description:
+  - 'Phase verify: The node''s figures for set_stats.'
+  returned: for the phase verify
+  type: raw
+subids:
+  description:
+  - 'Phase containers: Per user without a range: the usermod argv that gives it subordinate ids.'
+  returned: for the phase containers
+  type: raw
+summary:
+  description:
+  - 'Phase verify: The GPU agents in one list of lines.'
+  returned: for the phase verify
+  type: raw
+unbound:
+  description:
+  - 'Phase driver: AMD GPUs that amdgpu does not drive (read again after the reboot).'
+  returned: for the phase driver
+  type: raw
+wanted:
+  description:
+  - 'Phase driver: Whether this host gets the amdgpu kernel driver.'
+  returned: for the phase driver
+  type: raw
+wheel_tag:
+  description:
+  - 'Phase validate: PyTorch''s wheel index name for the release (V(rocmX.Y), or V(rocmX.Y.Z) for a point release
+    it publishes on its own).'
+  returned: for the phase validate
+  type: raw
+why_not:
+  description:
+  - 'Phase driver: Why it does not, when it does not.'
+  returned: for the phase driver
+  type: raw
+# END generated
 '''

@@ -363,3 +363,62 @@ def test_verify_by_default_wants_every_gpu_of_the_bus_that_rocm_runs_on():
     assert plan_verify.plan(seen, {"expected_gfx_targets": []}, inputs(), "n1")["problems"] == []
     assert plan_verify.plan(node, {"expected_gfx_targets": []}, inputs(rocm_expected_gpu_count=1), "n1")[
         "problems"] == []
+
+
+# --- issue 19: refused in the plan pass where the probe can tell, right after the sources step where only apt can --
+
+def held(node, name):
+    abbrev, version = node["packages"][name]
+    node["packages"][name] = ["h" + abbrev[1:], version]
+    return node
+
+
+def test_a_hold_a_release_change_would_move_is_refused_before_apt_is_asked():
+    # The first plan of the phase (the plan pass, before rocm_repo writes the new sources) already sees it.
+    node = held(copy.deepcopy(probe(CONVERGED)), "rocblas")
+    with pytest.raises(PlanError, match=r"^rocm_sdk: rocblas is held \(apt-mark hold\).*own the holds of its "
+                                        r"packages\.$"):
+        plan_sdk.plan(node, SDK, inputs(rocm_version="6.2"))
+    assert plan_sdk.plan(node, SDK, inputs())["changes"] == []  # held at the wanted release: nothing to move
+    assert plan_sdk.plan(node, dict(SDK, hold=True), inputs(rocm_version="6.2"))["allow_held"] is True
+
+
+def test_a_package_apt_does_not_offer_is_refused_once_apt_is_asked_and_says_no_package_changed_yet():
+    node = probe(CONVERGED)
+    node["candidates"] = dict((name, [version]) for name, (_abbrev, version) in node["packages"].items())
+    wanted = dict(SDK, extra_packages=["hipfft"])
+    with pytest.raises(PlanError) as raised:
+        plan_sdk.plan(node, wanted, inputs())
+    assert str(raised.value) == (
+        "rocm_sdk: not in the configured apt repositories: hipfft (ROCm 6.2.4). Check the package names "
+        "(rocm_sdk_packages, rocm_sdk_extra_packages) and that the repository holds this release. rocm_sdk had "
+        "installed or removed no package yet.")
+    with pytest.raises(PlanError, match=r"yet \(it had finished the interrupted dpkg run first\)\.$"):
+        plan_sdk.plan(node, wanted, inputs(), previous={"repair": True})
+    # In check mode the repository may not be configured yet: a notice of the role, not a refusal.
+    assert plan_sdk.plan(node, wanted, inputs(), check_mode=True)["packages"]["missing"] == ["hipfft (ROCm 6.2.4)"]
+
+
+def test_the_orphans_to_remove_come_from_the_phase_s_previous_plan():
+    node = copy.deepcopy(probe(CONVERGED))
+    node["autoremove"] = ["libold1", "libnew2"]
+    plan = plan_sdk.plan(node, SDK, inputs(), previous={"orphans_before": ["libold1"]})
+    assert plan["purge_orphans"] == ["libnew2"]
+    assert plan_sdk.plan(node, SDK, inputs())["purge_orphans"] == []
+
+
+def test_the_planner_hands_a_phase_its_previous_plan_and_says_nothing_about_what_changed():
+    node = held(copy.deepcopy(probe(CONVERGED)), "rocblas")
+    with pytest.raises(PlanError) as raised:
+        planner.plan("sdk", node, SDK, inputs(rocm_version="6.2"), {"check_mode": False}, previous={})
+    assert "was changed" not in str(raised.value)
+
+
+def test_bad_driver_package_names_are_refused_where_the_driver_is_not_wanted_too():
+    # A container does not get the driver; its bad names are still bad input, refused at the gate.
+    node = probe(FRESH)
+    with pytest.raises(PlanError, match=r"^rocm_driver: not Debian package names: 'amdgpu-dkms;reboot'\.$"):
+        plan_driver.plan(node, {"packages": ["amdgpu-dkms;reboot"], "headers_package": "auto", "reboot": True},
+                         inputs())
+    assert plan_driver.plan(node, {"packages": ["amdgpu-dkms"], "headers_package": "auto", "reboot": True},
+                            inputs())["wanted"] is False

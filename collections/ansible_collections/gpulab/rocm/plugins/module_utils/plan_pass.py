@@ -1,0 +1,77 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The plan pass of a play and its gate (docs/plan-contract.md): what the pass keeps of each phase, the gate's one
+message, what a refusal after the gate says was already changed, and when a plan made earlier still holds. Pure;
+the plan action keeps the pass in the host fact gpulab_node['pass']: {'order', 'changes', 'refusals'}."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+_CLAIM = ' Nothing was changed.'
+
+
+def claim_free(message):
+    """A phase's refusal without a claim about the host: where it is raised decides what was changed."""
+    return message[:-len(_CLAIM)] if message.endswith(_CLAIM) else message
+
+
+def record(plan_pass, phase, changes=(), refusals=()):
+    """The pass with this phase planned (in the order the play plans, which is the order it applies)."""
+    plan_pass = dict(plan_pass or {})
+    plan_pass['order'] = [p for p in plan_pass.get('order') or [] if p != phase] + [phase]
+    plan_pass['changes'] = dict(plan_pass.get('changes') or {}, **{phase: list(changes)})
+    kept = dict((p, v) for p, v in (plan_pass.get('refusals') or {}).items() if p != phase)
+    if refusals:
+        kept[phase] = list(refusals)
+    plan_pass['refusals'] = kept
+    return plan_pass
+
+
+def _unprefixed(problem, phase):
+    for prefix in ('%s: ' % phase, 'rocm_%s: ' % phase):
+        if problem.startswith(prefix):
+            return problem[len(prefix):]
+    return problem
+
+
+def gate_message(host, release, plan_pass):
+    """The gate's message, or None when no phase refused. Every problem once, numbered, with the phases that
+    found it (the same problem of several phases, such as not being root, once)."""
+    refusals = (plan_pass or {}).get('refusals') or {}
+    if not refusals:
+        return None
+    order = (plan_pass or {}).get('order') or []
+    lines = {}
+    for phase in order + sorted(p for p in refusals if p not in order):
+        for problem in refusals.get(phase) or []:
+            lines.setdefault(_unprefixed(problem, phase), []).append(phase)
+    return ('%s is not ready%s: %d problem%s, found by planning every phase before any change, so nothing was '
+            'changed. %s' % (host, ' for ROCm %s' % release if release else '', len(lines),
+                             '' if len(lines) == 1 else 's', ' '.join(
+                                 '(%d) %s: %s' % (number, ', '.join(phases), problem.rstrip('.') + '.')
+                                 for number, (problem, phases) in enumerate(lines.items(), 1))))
+
+
+def already_changed(phase, plan_pass, check_mode=False):
+    """What this run changed before a refusal at a phase's own turn: the plan pass's changes of the phases before it
+    (a play stops a host at its first failure, so each of them applied what its plan listed)."""
+    order = (plan_pass or {}).get('order') or []
+    if phase not in order:
+        return ('This phase was not in a plan pass of this play: the roles before it may have changed the host; '
+                'look at the changed tasks above.')
+    changes = plan_pass.get('changes') or {}
+    done = ['%s (%s)' % (p, '; '.join(changes[p])) for p in order[:order.index(phase)] if changes.get(p)]
+    if not done:
+        return 'No phase before it had anything to change in this run.'
+    return '%s in this run before it: %s.' % (
+        'Check mode: would have been changed' if check_mode else 'Already changed', ', '.join(done))
+
+
+def still_holds(memo, key, read_at):
+    """Whether a plan made earlier (memo: {'key', 'read_at', 'plan'}) holds now: made from the same inputs (key), and
+    no probe section it had was read again since (read_at: section -> the reading that last read it)."""
+    if not memo or memo.get('key') != key:
+        return False
+    return all((read_at or {}).get(section) == count for section, count in (memo.get('read_at') or {}).items())

@@ -1,0 +1,110 @@
+"""Every shipped filter, called as a filter in a real playbook with its documented example (the EXAMPLES of its
+.yml), over real inputs: the captured probe of a converged host, the validation reports in fixtures/, the role's
+default thresholds and apt's own lock message. A filter no role calls is not shipped (issue 19)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report
+
+HERE = Path(__file__).resolve().parent
+COLLECTION = HERE.parents[3]
+FILTERS = COLLECTION / "plugins" / "filter"
+ROOT = COLLECTION.parents[3]
+ANSIBLE_PLAYBOOK = (shutil.which("ansible-playbook")
+                    or shutil.which("ansible-playbook", path=os.path.dirname(sys.executable)))
+pytestmark = pytest.mark.skipif(ANSIBLE_PLAYBOOK is None, reason="needs ansible-playbook")
+PROBE = COLLECTION / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "probe" / \
+    "bookworm-converged-rocm6.2.4-fixture-tools-mi250x.json"
+# What apt-get printed with the dpkg lock held (the faults scenario's lock fault).
+LOCK = ("E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242 (apt-get)\n"
+        "E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?")
+
+
+def example(name):
+    """The documented example of a filter: one `key: template` mapping."""
+    return yaml.safe_load(yaml.safe_load((FILTERS / (name + ".yml")).read_text())["EXAMPLES"])
+
+
+def inputs():
+    thresholds = yaml.safe_load((ROOT / "roles" / "rocm_validate" / "defaults" / "main.yml").read_text())[
+        "rocm_validate_thresholds"]
+    slow = json.loads((HERE / "fixtures" / "gpu_bench-rx6900xt-canned-slow-resnet50.json").read_text())
+    record = fleet_report.host_record(json.loads(PROBE.read_text()), "localhost", 1, "6.2.4")
+    return {
+        # Plays of filters whose examples build on each other run together, in this order (a fact set by one play
+        # outranks the next play's vars: the fleet report's `report` comes last).
+        ("apt_failure",): {"ansible_failed_result": {"msg": "non-zero return code", "stdout": LOCK}},
+        ("validation_thresholds",): {"report": slow, "rocm_validate_thresholds": thresholds},
+        ("validation_failures",): {"report": slow, "rocm_validate_thresholds": thresholds},
+        ("fleet_report", "fleet_report_stats"): {"__record": {"record": record}},
+    }
+
+
+def run(tmp_path):
+    plays = []
+    for names, variables in inputs().items():
+        # A set_fact per example: a later example reads what an earlier one set (fleet_report_stats the report).
+        tasks = [{"name": "The host's record, as rocm_report registers it",
+                  "ansible.builtin.set_fact": {"host_record": "{{ __record }}"}}] if "fleet_report" in names else []
+        for name in names:
+            for key, template in example(name).items():
+                tasks.append({"name": name, "ansible.builtin.set_fact": {key: template}})
+        keys = [key for name in names for key in example(name)]
+        tasks.append({"name": "Keep the results for the test", "ansible.builtin.copy": {
+            "dest": str(tmp_path / ("%s.json" % "+".join(names))), "mode": "0600",
+            "content": "{{ %s | to_json }}" % ("{" + ", ".join("'%s': %s" % (key, key) for key in keys) + "}")}})
+        plays.append({"name": "+".join(names), "hosts": "localhost", "gather_facts": False, "vars": variables,
+                      "tasks": tasks})
+    playbook = tmp_path / "examples.yml"
+    playbook.write_text(yaml.safe_dump(plays))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / "collections"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
+    proc = subprocess.run([ANSIBLE_PLAYBOOK, "-c", "local", "-i", "localhost,", str(playbook), "-e",
+                           "ansible_python_interpreter=%s" % sys.executable], capture_output=True, text=True,
+                          env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return dict((path.stem, json.loads(path.read_text())) for path in tmp_path.glob("*.json"))
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    return run(tmp_path_factory.mktemp("filters"))
+
+
+def test_every_shipped_filter_has_its_example_run():
+    shipped = sorted(path.stem for path in FILTERS.glob("*.py"))
+    assert shipped == sorted(name for names in inputs() for name in names)
+
+
+def test_apt_failure_names_the_process_holding_the_lock(results):
+    failure = results["apt_failure"]["msg"]
+    assert failure["kind"] == "lock" and "4242" in failure["reason"], failure
+
+
+def test_the_fleet_report_and_its_stats(results):
+    report = results["fleet_report+fleet_report_stats"]["report"]
+    assert [host["name"] for host in report["hosts"]] == ["localhost"]
+    assert report["summary"]["hosts"] == 1
+    stats = results["fleet_report+fleet_report_stats"]["stats"]
+    assert "localhost" in stats, stats
+
+
+def test_validation_failures_gives_the_documented_result(results):
+    documented = ["AMD Radeon RX 6900 XT: resnet50_images_per_s = 290.4 is under its threshold 312"]
+    # The example's comment is the result for the canned slow RX 6900 XT report.
+    assert "# %s" % json.dumps(documented).replace('"', "'") in \
+        yaml.safe_load((FILTERS / "validation_failures.yml").read_text())["EXAMPLES"]
+    assert results["validation_failures"]["failures"] == documented
+
+
+def test_validation_thresholds_are_those_of_the_report_s_model(results):
+    applied = results["validation_thresholds"]["applied"]
+    assert applied == {"resnet50_images_per_s": 312, "bert_samples_per_s": 58}, applied

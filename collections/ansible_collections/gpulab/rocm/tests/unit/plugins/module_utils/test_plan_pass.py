@@ -1,0 +1,59 @@
+"""The plan pass and its gate (module_utils/plan_pass.py): the gate's one message, what a later refusal says was
+changed, and when an earlier plan still holds."""
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import plan_pass
+
+
+def three_phase_pass():
+    run = plan_pass.record({}, "preflight")
+    run = plan_pass.record(run, "repo", ["write /etc/apt/sources.list.d/rocm.list", "install the signing key"])
+    run = plan_pass.record(run, "sdk", refusals=["rocm_sdk: rocm_sdk_extra_packages holds '-oops'."])
+    run = plan_pass.record(run, "access", refusals=["rocm_access_groups holds 'gpu users'."])
+    return plan_pass.record(run, "env", refusals=["rocm_env: rocm_env_rocm_path must be an absolute path."])
+
+
+def test_the_gate_lists_every_phase_s_problem_in_the_order_of_the_play():
+    message = plan_pass.gate_message("node1", "6.2.4", three_phase_pass())
+    assert message == (
+        "node1 is not ready for ROCm 6.2.4: 3 problems, found by planning every phase before any change, so nothing "
+        "was changed. (1) sdk: rocm_sdk_extra_packages holds '-oops'. (2) access: rocm_access_groups holds "
+        "'gpu users'. (3) env: rocm_env_rocm_path must be an absolute path.")
+
+
+def test_the_same_problem_of_several_phases_is_listed_once():
+    run = {}
+    for phase in ("repo", "sdk"):
+        run = plan_pass.record(run, phase, refusals=["%s: this run is not root on the host (uid 1000)." % phase])
+    message = plan_pass.gate_message("node1", None, run)
+    assert message.startswith("node1 is not ready: 1 problem,")
+    assert message.endswith("(1) repo, sdk: this run is not root on the host (uid 1000).")
+
+
+def test_a_gate_with_no_refusal_passes_and_a_phase_planned_again_replaces_its_refusal():
+    assert plan_pass.gate_message("node1", "6.2.4", plan_pass.record({}, "repo", ["write x"])) is None
+    run = plan_pass.record(plan_pass.record({}, "env", refusals=["bad"]), "env")
+    assert plan_pass.gate_message("node1", "6.2.4", run) is None and run["order"] == ["env"]
+
+
+def test_a_refusal_after_the_gate_names_what_the_phases_before_it_changed():
+    run = plan_pass.record(plan_pass.record(plan_pass.record({}, "preflight"), "repo", ["write a", "refresh b"]),
+                           "sdk", ["install c"])
+    assert plan_pass.already_changed("sdk", run) == "Already changed in this run before it: repo (write a; refresh b)."
+    assert plan_pass.already_changed("sdk", run, check_mode=True).startswith("Check mode: would have been changed")
+    assert plan_pass.already_changed("repo", run) == "No phase before it had anything to change in this run."
+    assert "not in a plan pass" in plan_pass.already_changed("env", run)
+
+
+def test_a_phase_message_loses_its_claim_about_the_host():
+    assert plan_pass.claim_free("rocm_repo: bad URL. Nothing was changed.") == "rocm_repo: bad URL."
+    assert plan_pass.claim_free("rocm_env: bad path.") == "rocm_env: bad path."
+
+
+def test_an_earlier_plan_holds_until_a_section_it_had_is_read_again():
+    memo = {"key": "k", "read_at": {"os": 1, "packages": 1}, "plan": {}}
+    assert plan_pass.still_holds(memo, "k", {"os": 1, "packages": 1})
+    # A section read later (one this plan did not have) leaves it standing; a re-read one does not.
+    assert plan_pass.still_holds(memo, "k", {"os": 1, "packages": 1, "containers": 2})
+    assert not plan_pass.still_holds(memo, "k", {"os": 1, "packages": 3})
+    assert not plan_pass.still_holds(memo, "other inputs", {"os": 1, "packages": 1})
+    assert not plan_pass.still_holds({}, "k", {})

@@ -1,0 +1,287 @@
+"""apt_source, the module rocm_repo runs, against real key files made by gpg and real HTTP servers on 127.0.0.1: the
+key is checked (fingerprints, nothing but public keys) and downloaded within its limit before anything is written.
+Run in check mode, so that nothing on this machine changes: the key checks come before any write in both modes
+(the writes themselves are the faults and lifecycle scenarios'). Also its pure helpers and module_utils/download.py,
+which it downloads with."""
+
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.gpulab.rocm.plugins.modules import apt_source
+
+GPG = shutil.which("gpg")
+# The ansible next to this Python (the project's .venv) when it is not on PATH, so `make test` runs these too.
+ANSIBLE = shutil.which("ansible") or shutil.which("ansible", path=os.path.dirname(sys.executable))
+COLLECTIONS = Path(__file__).resolve().parents[7]
+needs_tools = pytest.mark.skipif(GPG is None or ANSIBLE is None, reason="needs gpg and ansible")
+AMD = "CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"
+
+
+def run_module(args):
+    """apt_source through ansible itself, in check mode, with the keyring in a test folder and no sources."""
+    cmd = [ANSIBLE, "localhost", "-c", "local", "-m", "gpulab.rocm.apt_source", "-a",
+           json.dumps(dict({"refresh": "never"}, **args)), "--diff", "--check"]
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="0")
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180, check=False).stdout
+    return json.loads(out)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+@needs_tools
+def test_a_trusted_key_would_be_installed_and_nothing_is_written_in_check_mode(key, tmp_path):
+    path, fpr, _binary = key
+    keyring = tmp_path / "rocm.gpg"
+    result = run_module({"key_url": path.as_uri(), "keyring": str(keyring), "fingerprints": [fpr]})
+    assert result["changed"] and result["fingerprints"] == [fpr] and result["changed_files"] == [str(keyring)]
+    assert not keyring.exists()
+
+
+@needs_tools
+def test_a_keyring_that_holds_the_trusted_key_is_not_downloaded_again(key, tmp_path):
+    _path, fpr, binary = key
+    keyring = tmp_path / "rocm.gpg"
+    keyring.write_bytes(binary)
+    keyring.chmod(0o644)
+    # The key URL answers nobody: the keyring on disk is checked, not the URL.
+    result = run_module({"key_url": "http://127.0.0.1:9/k", "keyring": str(keyring), "fingerprints": [fpr]})
+    assert result["changed"] is False and result["changed_files"] == [], result
+
+
+@needs_tools
+def test_an_untrusted_key_is_refused_naming_its_fingerprint(key, tmp_path):
+    path, fpr, _binary = key
+    result = run_module({"key_url": path.as_uri(), "keyring": str(tmp_path / "rocm.gpg"), "fingerprints": [AMD]})
+    assert result["failed"] and fpr in result["msg"] and "Nothing was changed" in result["msg"], result
+
+
+@needs_tools
+def test_an_unreachable_key_url_is_named(tmp_path):
+    result = run_module({"key_url": "http://127.0.0.1:9/rocm.gpg.key", "keyring": str(tmp_path / "k.gpg"),
+                         "fingerprints": [AMD], "timeout": 5})
+    assert result["failed"] and "Could not download the signing key from http://127.0.0.1:9/rocm.gpg.key" in \
+        result["msg"]
+
+
+@needs_tools
+def test_a_file_outside_apt_s_folders_is_refused(tmp_path):
+    result = run_module({"key_url": "http://127.0.0.1:9/k", "keyring": str(tmp_path / "k.gpg"), "fingerprints": [AMD],
+                         "files": {"/etc/cron.d/rocm": "x"}})
+    assert result["failed"] and "/etc/cron.d/rocm is not an apt sources or preferences file" in result["msg"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 15, items 5-7: a secret key appended to the trusted one, armor headers, an endless download.
+
+@pytest.fixture(scope="module")
+def attack(tmp_path_factory):
+    """The trusted key and an attacker's key, made by real gpg; key files as a mirror could serve them."""
+    home = tmp_path_factory.mktemp("gnupg-attack")
+    os.chmod(home, 0o700)
+    base = [GPG, "--homedir", str(home), "--batch", "--pinentry-mode", "loopback", "--passphrase", ""]
+
+    def gpg(*args):
+        return subprocess.run(base + list(args), check=True, capture_output=True).stdout
+
+    fprs = {}
+    for name in ("vendor", "attacker"):
+        gpg("--quick-gen-key", "%s <%s@example.invalid>" % (name, name), "rsa2048", "sign", "never")
+        listing = gpg("--with-colons", "--fingerprint", name).decode()
+        fprs[name] = [ln.split(":")[9] for ln in listing.splitlines() if ln.startswith("fpr:")][0]
+    files = {
+        # The bypass of item 5: the vendor's public key, then the attacker's secret key, both armored.
+        "secret-appended.asc": gpg("--armor", "--export", fprs["vendor"])
+        + gpg("--armor", "--export-secret-keys", fprs["attacker"]),
+        # The same in binary form, one file of packets.
+        "secret-appended.gpg": gpg("--export", fprs["vendor"]) + gpg("--export-secret-keys", fprs["attacker"]),
+        # Item 6: armor headers after the BEGIN line.
+        "commented.asc": gpg("--armor", "--comment", "Vendor signing key", "--export", fprs["vendor"]),
+    }
+    for name, content in files.items():
+        (home / name).write_bytes(content)
+    return home, fprs, gpg("--export", fprs["vendor"])
+
+
+@needs_tools
+@pytest.mark.parametrize("name", ["secret-appended.asc", "secret-appended.gpg"])
+def test_a_secret_key_behind_the_trusted_key_is_refused(attack, tmp_path, name):
+    home, fprs, _vendor_key = attack
+    dest = tmp_path / "rocm.gpg"
+    result = run_module({"key_url": (home / name).as_uri(), "keyring": str(dest), "fingerprints": [fprs["vendor"]]})
+    assert result.get("failed"), result
+    assert "Nothing was changed" in result["msg"]
+    assert ("Secret-Key" in result["msg"] or "PRIVATE KEY BLOCK" in result["msg"]), result["msg"]
+    assert not dest.exists()
+
+
+@needs_tools
+def test_an_armored_key_with_a_comment_header_is_accepted(attack, tmp_path):
+    home, fprs, binary = attack
+    dest = tmp_path / "rocm.gpg"
+    result = run_module({"key_url": (home / "commented.asc").as_uri(), "keyring": str(dest),
+                         "fingerprints": [fprs["vendor"]]})
+    assert result.get("changed") and result["fingerprints"] == [fprs["vendor"]], result
+    # What would be written is the dearmored key alone (the check on disk accepts exactly those bytes).
+    assert apt_source.key_is_trusted(binary, [fprs["vendor"]])
+
+
+class EndlessHandler(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with an endless body (capped, so a client without a limit fails instead of eating the
+    test machine's memory). The path picks the status and whether a Content-Length is announced."""
+
+    CAP = 256 * 1024 * 1024
+
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        status = 500 if "error" in self.path else 200
+        self.send_response(status)
+        self.send_header("Content-Type", "application/pgp-keys")
+        if "announced" in self.path:
+            self.send_header("Content-Length", str(10 * 1024 ** 3))
+        self.end_headers()
+        chunk = b"-----BEGIN PGP PUBLIC KEY BLOCK-----\n" + b"A" * 65500
+        try:
+            while self.server.sent < self.CAP:
+                self.wfile.write(chunk)
+                self.server.sent += len(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def endless_server():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), EndlessHandler)
+    server.sent = 0
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@needs_tools
+@pytest.mark.parametrize("path, max_size, words", [
+    ("/endless.key", 65536, ["Refused to download", "over the limit of 65536 bytes (key_max_bytes)"]),
+    ("/endless.key", None, ["Refused to download", "over the limit of 1048576 bytes (key_max_bytes)"]),
+    ("/announced.key", None, ["announces 10737418240 bytes"]),
+    ("/error.key", None, ["Could not download the signing key", "HTTP Error 500"]),
+])
+def test_an_endless_download_is_cut_at_the_limit(endless_server, tmp_path, path, max_size, words):
+    dest = tmp_path / "rocm.gpg"
+    url = "http://127.0.0.1:%d%s" % (endless_server.server_address[1], path)
+    args = {"key_url": url, "keyring": str(dest), "fingerprints": [AMD], "timeout": 10}
+    if max_size is not None:
+        args["key_max_bytes"] = max_size
+    result = run_module(args)
+    assert result.get("failed"), result
+    for word in words:
+        assert word in result["msg"], result["msg"]
+    assert "Nothing was changed" in result["msg"] and url in result["msg"]
+    assert not dest.exists()
+    # What the server could push before the module hung up: the limit plus the sockets' buffers, far from the cap.
+    assert endless_server.sent < 48 * 1024 * 1024, endless_server.sent
+
+
+@needs_tools
+def test_a_big_file_url_is_refused_at_the_limit(tmp_path):
+    big = tmp_path / "big.key"
+    with open(big, "wb") as handle:
+        handle.truncate(64 * 1024 * 1024)  # sparse: 64 MiB of zeros without using the disk
+    dest = tmp_path / "rocm.gpg"
+    result = run_module({"key_url": big.as_uri(), "keyring": str(dest), "fingerprints": [AMD]})
+    assert result.get("failed") and "over the limit of 1048576 bytes" in result["msg"], result
+    assert not dest.exists()
+
+
+def test_key_max_bytes_default_is_the_download_helper_s_limit():
+    import yaml
+    from ansible_collections.gpulab.rocm.plugins.module_utils.download import DEFAULT_LIMIT
+    doc = yaml.safe_load(apt_source.DOCUMENTATION)
+    assert doc["options"]["key_max_bytes"]["default"] == DEFAULT_LIMIT == 1024 * 1024
+
+
+@pytest.mark.parametrize("line, failure", [
+    ("E: Failed to fetch http://127.0.0.1:1/rocm/apt/6.2.3/dists/noble/InRelease  404  Not Found", True),
+    ("Err:1 http://127.0.0.1:1/rocm/apt/6.2.3 noble InRelease", True),
+    ("W: GPG error: http://127.0.0.1:1/rocm/apt/6.2.4 noble InRelease: NO_PUBKEY AC380D72117113E2", True),
+    ("W: Download is performed unsandboxed as root as file '/var/lib/apt/lists/partial/x' couldn't be accessed", False),
+    ("Hit:1 http://127.0.0.1:1/rocm/apt/6.2.4 noble InRelease", False),
+])
+def test_which_lines_of_apt_get_update_are_failures(line, failure):
+    # apt-get update may exit 0 although a source was not refreshed: these lines say so.
+    assert apt_source.failure_line(line) is failure
+
+
+def test_apt_s_own_line_names_the_failure():
+    output = "Hit:1 a\nErr:2 http://x/rocm noble InRelease\nE: Failed to fetch http://x/rocm/InRelease 503\n"
+    assert apt_source.apt_line(output) == "E: Failed to fetch http://x/rocm/InRelease 503"
+    assert apt_source.apt_line("Err:2 http://x noble\n") == "Err:2 http://x noble"
+    assert apt_source.apt_line("") == "no message"
+
+
+def test_a_keyring_is_trusted_only_when_it_is_exactly_the_trusted_keys(key):
+    _path, fpr, binary = key
+    assert apt_source.key_is_trusted(binary, [fpr])
+    assert not apt_source.key_is_trusted(binary, [AMD])
+    assert not apt_source.key_is_trusted(binary + b"junk", [fpr])
+    assert not apt_source.key_is_trusted(b"", [fpr])
+
+
+class Failed(Exception):
+    pass
+
+
+class StubModule:
+    """What bounded_download uses of an AnsibleModule: params and fail_json."""
+
+    params = {"validate_certs": True}
+
+    def fail_json(self, **kwargs):
+        raise Failed(kwargs)
+
+
+class SizedHandler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        size = int(self.path.strip("/"))
+        self.send_response(200)
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        self.wfile.write(b"k" * size)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("size, limit, ok", [(0, 10, True), (10, 10, True), (11, 10, False), (300000, 299999, False),
+                                             (300000, 300000, True)])
+def test_bounded_download_takes_up_to_the_limit_and_no_more(size, limit, ok):
+    from ansible_collections.gpulab.rocm.plugins.module_utils.download import bounded_download
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SizedHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/%d" % (server.server_address[1], size)
+    try:
+        if ok:
+            assert bounded_download(StubModule(), url, limit=limit, timeout=5) == b"k" * size
+        else:
+            with pytest.raises(Failed, match="over the limit of %d bytes" % limit) as err:
+                bounded_download(StubModule(), url, limit=limit, timeout=5, what="the index", limit_option="max")
+            assert err.value.args[0]["url"] == url and "Refused to download the index" in err.value.args[0]["msg"]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_bounded_download_names_the_url_when_nobody_answers():
+    from ansible_collections.gpulab.rocm.plugins.module_utils.download import bounded_download
+    with pytest.raises(Failed, match=r"Could not download the signing key from http://127.0.0.1:9/k: .*Nothing was "
+                                     r"changed"):
+        bounded_download(StubModule(), "http://127.0.0.1:9/k", limit=10, timeout=5)

@@ -1,0 +1,92 @@
+"""The contract between the planner and the roles (module_utils/planner.py CONTRACT, docs/plan-contract.md): every
+key a role reads from a registered plan is declared for its phase, every declared key is read by a role, and the
+plan module's RETURN is the table's (tests/tools/plan_return.py)."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import planner
+
+ROOT = Path(__file__).resolve().parents[1]
+ROLES = ROOT / "roles"
+
+
+def _tasks(node):
+    """Every task of a task file, blocks opened."""
+    for task in node or []:
+        if not isinstance(task, dict):
+            continue
+        yield task
+        for key in ("block", "rescue", "always"):
+            yield from _tasks(task.get(key))
+
+
+def registered_plans():
+    """{registered name: phase} of every gpulab.rocm.plan task in roles/, plus the vars that alias one of them."""
+    names = {}
+    for path in ROLES.glob("*/tasks/*.yml"):
+        for task in _tasks(yaml.safe_load(path.read_text())):
+            args = task.get("gpulab.rocm.plan")
+            if isinstance(args, dict) and args.get("phase") and task.get("register"):
+                names[task["register"]] = args["phase"]
+    for path in ROLES.glob("*/vars/main.yml"):
+        for name, value in (yaml.safe_load(path.read_text()) or {}).items():
+            # "{{ __a if ... else __b }}": a name for whichever plan ran.
+            whole = re.fullmatch(r"\{\{\s*(\w+) if .* else (\w+)\s*\}\}", str(value))
+            if whole and {whole.group(1), whole.group(2)} <= set(names):
+                names[name] = names[whole.group(1)]
+    return names
+
+
+def reads():
+    """{(phase, key)} for every key a role reads from a registered plan, with where."""
+    names = registered_plans()
+    pattern = re.compile(r"\b(%s)(?:\.(\w+)|\[['\"](\w+)['\"]\])" % "|".join(map(re.escape, names)))
+    # hostvars extracted by name: map('extract', hostvars, ['__rocm_slurm_node', 'node'])
+    extract = re.compile(r"\[\s*'(%s)'\s*,\s*'(\w+)'\s*\]" % "|".join(map(re.escape, names)))
+    found = {}
+    for path in sorted(ROLES.rglob("*.yml")):
+        text = path.read_text()
+        for match in pattern.finditer(text):
+            key = match.group(2) or match.group(3)
+            found.setdefault((names[match.group(1)], key), []).append(str(path.relative_to(ROOT)))
+        for match in extract.finditer(text):
+            found.setdefault((names[match.group(1)], match.group(2)), []).append(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_the_roles_register_plans_of_known_phases():
+    names = registered_plans()
+    assert names, "no plan task found under roles/"
+    assert set(names.values()) <= set(planner.CONTRACT)
+
+
+def test_every_key_a_role_reads_is_declared():
+    undeclared = sorted("%s.%s (%s)" % (phase, key, ", ".join(sorted(set(where))))
+                        for (phase, key), where in reads().items()
+                        if key not in planner.COMMON_KEYS and key not in planner.CONTRACT[phase]["keys"])
+    assert undeclared == [], "declare them in planner.CONTRACT: %s" % "; ".join(undeclared)
+
+
+def test_every_declared_key_is_read_by_a_role():
+    # Read by a role, or by the gate (the plan action) for a phase that refuses by listing its problems.
+    used = set(reads()) | set((phase, entry["gate"]) for phase, entry in planner.CONTRACT.items() if "gate" in entry)
+    unused = sorted("%s.%s" % (phase, key) for phase, entry in planner.CONTRACT.items() for key in entry["keys"]
+                    if (phase, key) not in used)
+    assert unused == [], "no role reads these declared keys (remove them from planner.CONTRACT): %s" % unused
+
+
+def test_every_phase_reads_sections_the_probe_has():
+    from ansible_collections.gpulab.rocm.plugins.modules import node_probe
+    for phase, entry in planner.CONTRACT.items():
+        assert entry["keys"] and set(entry["sections"]) <= set(node_probe.SECTIONS), phase
+
+
+def test_the_plan_modules_return_is_generated_from_the_table():
+    result = subprocess.run([sys.executable, str(ROOT / "tests" / "tools" / "plan_return.py"), "--check"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
