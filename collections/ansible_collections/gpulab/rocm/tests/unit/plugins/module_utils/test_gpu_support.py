@@ -97,11 +97,11 @@ def test_amd_gpus_join_kfd_nodes_by_address():
 
 
 def test_a_gpu_past_its_last_release_names_that_release():
-    verdict = gpu_support.support("gfx900", "7.2.3")
+    verdict = gs.support("gfx900", "7.2.3")
     assert verdict["status"] == "unsupported" and "the last ROCm release that supports it is 5.7.x" in verdict["note"]
 
 
 def test_gfx950_from_7_0():
-    assert gpu_support.support("gfx950", "7.0.0")["status"] == "native"
-    assert gpu_support.support("gfx950", "6.2.4")["note"].startswith("supported from ROCm 7.0.0")
-    assert gpu_support.kdb_packages(["gfx950"], "7.2.3") == ["miopen-hip-gfx950kdb"]
+    assert gs.support("gfx950", "7.0.0")["status"] == "native"
+    assert gs.support("gfx950", "6.2.4")["note"].startswith("supported from ROCm 7.0.0")
+    assert gs.kdb_packages(["gfx950"], "7.2.3") == ["miopen-hip-gfx950kdb"]
