@@ -164,8 +164,8 @@ def release(version):
         # PyTorch's wheel index (reference 8.1): rocmX.Y, except 6.2.4's own; torch 2.10 is built for 7.1 and 2.11
         # for 7.2 (PyTorch RELEASE.md); a rocm7.0 index is assumed by the same rule, not verified.
         'pytorch_index': 'rocm%s' % (full if full in _POINT_RELEASE_INDEXES else '%d.%d' % (major, minor)),
-        # rocm-smi is deprecated in favour of amd-smi (reference 10, S40) but still shipped by every release of the
-        # table (rocm-smi-lib in AMD's 7.2 pool); the facts prefer amd-smi from 7.0.
+        # rocm-smi is deprecated in favour of amd-smi (reference 10, S40); whether each 7.x release still ships
+        # rocm-smi-lib was not verified, so nothing requires it and the facts prefer amd-smi.
         'prefers_amd_smi': seven,
     }
 
