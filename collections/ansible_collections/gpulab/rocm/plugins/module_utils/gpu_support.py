@@ -64,8 +64,8 @@ def support(gfx_target, rocm_version):
                         % ('gfx' + override.replace('.', ''), override)}
     if row and row[1] is not None and version > row[1]:
         # Newer than its last release: name that release, so the admin can hold this node class there.
-        note = '%s; the last ROCm release that supports it is %d.%d.x' % (row[2] or 'no longer supported',
-                                                                         row[1][0], row[1][1])
+        last = '%d.%d.x' % row[1][:2]
+        note = '%s; the last ROCm release that supports it is %s' % (row[2] or 'no longer supported', last)
     elif row:
         note = 'supported from ROCm %d.%d.%d%s' % (row[0] + ((' (%s)' % row[2]) if row[2] else '',))
     elif target:
