@@ -182,7 +182,10 @@ def driver_problem(version, directory):
     if not info['amdgpu_min'] or not directory:
         return None
     key = driver_key(directory)
-    if key is None or key < driver_key(info['amdgpu_min']):
+    if key is None:
+        return ('rocm_repo_amdgpu_version %s is not a driver version such as %s (ROCm %s uses its own driver '
+                'numbers)' % (directory, info['amdgpu_dir'] or info['amdgpu_min'], info['version']))
+    if key < driver_key(info['amdgpu_min']):
         return ('rocm_repo_amdgpu_version %s is too old for ROCm %s, which needs amdgpu %s or later (its own driver '
                 'is %s): set rocm_repo_amdgpu_version to %s, or leave it empty for the table\'s'
                 % (directory, info['version'], info['amdgpu_min'], info['amdgpu_dir'] or 'not in the table',

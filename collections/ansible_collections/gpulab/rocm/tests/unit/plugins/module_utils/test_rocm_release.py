@@ -115,6 +115,7 @@ def test_driver_too_old_names_the_table_answer():
     assert "too old for ROCm 7.2.3" in text and "30.10 or later" in text and "30.30.3" in text
     assert rr.driver_problem("7.2.3", "30.10.2") is None  # the 7.2.2 notes list 30.10.x as supported
     assert rr.driver_problem("6.2.4", "6.2.4") is None
+    assert "is not a driver version such as 30.30.3" in rr.driver_problem("7.2.3", "latest")
 
 
 def test_a_7x_release_outside_the_table_has_no_driver_directory():
