@@ -150,7 +150,6 @@ def release(version):
         # None for a 7.x release the table does not know (rocm_repo_amdgpu_version must then name it).
         'amdgpu_dir': drivers.get(full) if seven else repo_dir,
         'amdgpu_min': MIN_DRIVER_7 if seven else None,
-        'in_table': full in drivers if seven else True,
         # AMD documents the 7.x driver line with arch=amd64,i386 for Ubuntu and arch=amd64 for Debian
         # (ROCm/amdgpu-docs package-manager-ubuntu.rst and package-manager-debian.rst).
         'driver_architectures': {'Ubuntu': 'amd64,i386', 'Debian': 'amd64'} if seven else {},
@@ -164,9 +163,6 @@ def release(version):
         # PyTorch's wheel index (reference 8.1): rocmX.Y, except 6.2.4's own; torch 2.10 is built for 7.1 and 2.11
         # for 7.2 (PyTorch RELEASE.md); a rocm7.0 index is assumed by the same rule, not verified.
         'pytorch_index': 'rocm%s' % (full if full in _POINT_RELEASE_INDEXES else '%d.%d' % (major, minor)),
-        # rocm-smi is deprecated in favour of amd-smi (reference 10, S40); whether each 7.x release still ships
-        # rocm-smi-lib was not verified, so nothing requires it and the facts prefer amd-smi.
-        'prefers_amd_smi': seven,
     }
 
 
