@@ -141,6 +141,10 @@ def amdgpu(server, folder, codename):
     return f"{server['url']}/amdgpu/{folder}/ubuntu {codename} main"
 
 
+def graphics(server, folder, codename):
+    return f"{server['url']}/graphics/{folder}/ubuntu {codename} main"
+
+
 @pytest.fixture
 def apt624(server, mirror, tmp_path):
     apt = Apt(tmp_path, [rocm(server, "6.2.4", "jammy"), amdgpu(server, "6.2.4", "jammy")],
@@ -179,7 +183,12 @@ def test_key_files_and_fingerprint(mirror, tmp_path):
 
 @pytest.mark.parametrize("release", recipes.RELEASES, ids=lambda r: r["folder"])
 def test_every_dist_verifies_with_the_served_key(server, mirror, tmp_path, release):
-    sources = [f(server, release["folder"], c) for c in release["codenames"] for f in (rocm, amdgpu)]
+    # From 7.0 the driver has its own folder (30.x) and user space a graphics repository (rocm-reference.md 1.1).
+    driver = release["amdgpu"].get("folder", release["folder"])
+    sources = [f(server, folder, c) for c in release["codenames"]
+               for f, folder in ((rocm, release["folder"]), (amdgpu, driver))]
+    if release.get("graphics"):
+        sources += [graphics(server, release["folder"], c) for c in release["codenames"]]
     apt = Apt(tmp_path, sources, mirror / "rocm/rocm.gpg.key")
     result = apt.update()
     assert result.stdout.count("InRelease") >= len(sources)
@@ -280,7 +289,9 @@ def test_kdb_package_names_follow_each_series(server, mirror, tmp_path, release)
     kdbs = sorted(n for n in names if "kdb" in n and not n.endswith(ver))
     expected_scheme = {"5.4.3": "miopenkernels", "5.6.1": "miopen-hip-cu"}.get(ver, "miopen-hip")
     assert kdbs and all(re.fullmatch(KDB_PATTERN[expected_scheme], n) for n in kdbs), kdbs
-    assert ("miopen-hip-gfx942kdb" in kdbs) == ver.startswith("6."), kdbs
+    release_key = tuple(map(int, ver.split(".")))
+    assert ("miopen-hip-gfx942kdb" in kdbs) == (release_key >= (6, 0, 0)), kdbs
+    assert ("miopen-hip-gfx950kdb" in kdbs) == (release_key >= (7, 0, 0)), kdbs
     assert all(f"{n}{ver}" in names for n in kdbs), "every kdb package has its versioned twin"
     shown = apt("apt-cache", "show", kdbs[0]).stdout
     assert "Depends: rocm-core (= " in shown
@@ -586,3 +597,12 @@ def test_mirror_sh_start_env_stop(mirror, tmp_path):
     assert stopped.returncode == 0 and not (state / "pid").exists()
     assert mirror_sh("status").returncode == 3
     assert mirror_sh("env").returncode == 1
+
+
+def test_7x_driver_carries_its_own_number(server, mirror, tmp_path):
+    """amdgpu/30.30.3 serves amdgpu-dkms with the 8-digit driver code (AMD's scheme), not the ROCm code."""
+    apt = Apt(tmp_path, [amdgpu(server, "30.30.3", "noble")], mirror / "rocm/rocm.gpg.key")
+    apt.update()
+    shown = apt("apt-cache", "show", "amdgpu-dkms").stdout
+    assert re.search(r"^Version: 1:[0-9.]+\.30300300-\d+\.24\.04$", shown, re.M), shown
+    assert not (mirror / "amdgpu/7.2.3").exists()

@@ -179,6 +179,7 @@ def test_tiny_cpu_run_end_to_end_and_idempotent(tmp_path, torch_python):
     ("6.1.3", "rocm6.1"),
     ("6.3.1", "rocm6.3"),
     ("6.4.0", "rocm6.4"),
+    ("7.2.3", "rocm7.2"),  # torch 2.11 is built for ROCm 7.2 (rocm-reference.md 8.1), from the release table
     ("7.1", "rocm7.1"),
 ])
 def test_wheel_index_follows_the_rocm_version(tmp_path, rocm_version, index):

@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-ROCM = "6.2.4"
-CODE = "60204"
+# The stack's default release, the newest of the release table (host_vars set it; the unit tests check they agree).
+ROCM = "7.2.3"
+CODE = "70203"
 SUITE = {"12": "jammy", "13": "noble"}
 # The fixture profile each platform was given (molecule.yml) and the GPU its capture shows.
 GPU = {
@@ -38,8 +39,10 @@ def test_sources_line_is_signed_by_the_keyring(host, debian_major):
     lines = [ln for ln in host.file("/etc/apt/sources.list.d/rocm.list").content_string.splitlines()
              if ln.startswith("deb ")]
     url = os.environ["GPULAB_MIRROR_URL"]
-    assert lines == [f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] {url}/rocm/apt/{ROCM} "
-                     f"{SUITE[debian_major]} main"]
+    # From 7.0 the graphics repository of the release sits beside the ROCm one (rocm-reference.md 1.1).
+    options = "deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
+    assert lines == [f"{options} {url}/rocm/apt/{ROCM} {SUITE[debian_major]} main",
+                     f"{options} {url}/graphics/{ROCM}/ubuntu {SUITE[debian_major]} main"]
     # No driver sources in a container.
     assert not host.file("/etc/apt/sources.list.d/amdgpu.list").exists
 

@@ -36,12 +36,17 @@ def check_mi250x_node(host):
     assert not any(key.startswith("HSA_OVERRIDE") for key in exported)
     assert "CUDA_VISIBLE_DEVICES" not in exported and "coexistence" not in text
     assert host.package("miopen-hip-gfx90akdb").is_installed
-    # Driver wanted (image build for bare metal): amdgpu sources, the driver at the release, a reboot marked, not done.
+    # Driver wanted (image build for bare metal): ROCm 7.2.3's driver under its own number (30.30.3, the release
+    # table), the graphics source beside ROCm's, a reboot marked, not done.
     url = os.environ["GPULAB_MIRROR_URL"]
-    assert (f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] {url}/amdgpu/6.2.4/ubuntu jammy main"
-            in host.file("/etc/apt/sources.list.d/amdgpu.list").content_string)
+    options = "deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
+    driver = [ln for ln in host.file("/etc/apt/sources.list.d/amdgpu.list").content_string.splitlines()
+              if ln.startswith("deb ")]
+    assert driver == [f"{options} {url}/amdgpu/30.30.3/ubuntu jammy main"]
+    assert f"{options} {url}/graphics/7.2.3/ubuntu jammy main" in host.file(
+        "/etc/apt/sources.list.d/rocm.list").content_string
     dkms = host.package("amdgpu-dkms")
-    assert dkms.is_installed and ".60204-" in dkms.version
+    assert dkms.is_installed and ".30300300-" in dkms.version
     assert host.file("/run/reboot-required").exists
 
 

@@ -17,8 +17,8 @@ NODE = "molecule-lifecycle-bookworm"
 FRESH = "molecule-lifecycle-fresh"
 testinfra_hosts = [NODE]
 
-CODES = {"5.7.1": "50701", "6.2.4": "60204", "6.2.0": "60200"}
-DIRS = {"5.7.1": "5.7.1", "6.2.4": "6.2.4", "6.2.0": "6.2"}
+CODES = {"5.7.1": "50701", "6.2.4": "60204", "6.2.0": "60200", "7.2.3": "70203"}
+DIRS = {"5.7.1": "5.7.1", "6.2.4": "6.2.4", "6.2.0": "6.2", "7.2.3": "7.2.3"}
 AMD_VERSION = re.compile(r"\.(\d{5})-\d+~\d+\.\d+$")
 
 
@@ -111,9 +111,28 @@ def test_rolling_upgrade_from_5_7_1_to_6_2_4(host):
     assert_single_release(host, "6.2.4")
 
 
-def test_back_to_5_7_1(host):
-    converge_twice("site.yml")  # the host's own rocm_version, 5.7.1
-    assert_single_release(host, "5.7.1")
+def test_upgrade_from_6_2_4_to_7_keeping_6_2_4_side_by_side(host):
+    """6.x -> 7.x: the graphics source appears in rocm.list, the packages move in one plan, /opt/rocm follows the new
+    default and 6.2.4 stays installed because it is asked for (a container: no driver source either way)."""
+    url = os.environ["GPULAB_MIRROR_URL"]
+    options = "deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
+    assert source_lines(host) == [f"{options} {url}/rocm/apt/6.2.4 jammy main"]  # the snapshot before
+    converge_twice("playbooks/upgrade.yml", {"rocm_version": "7.2.3", "rocm_versions": ["7.2.3", "6.2.4"]})
+    assert source_lines(host) == [f"{options} {url}/rocm/apt/7.2.3 jammy main",
+                                  f"{options} {url}/graphics/7.2.3/ubuntu jammy main",
+                                  f"{options} {url}/rocm/apt/6.2.4 jammy main"]
+    packages = rocm_packages(host)
+    assert set(packages.values()) == {"70203", "60204"}, packages
+    assert {"rocm-hip-sdk7.2.3", "miopen-hip-gfx90akdb7.2.3", "rocm-hip-sdk6.2.4"} <= set(packages), packages
+    assert host.check_output("ls /opt").split() == ["rocm", "rocm-6.2.4", "rocm-7.2.3"]
+    assert opt_rocm(host) == "/opt/rocm-7.2.3"
+    assert host.check_output("su - alice -c 'cat $ROCM_PATH/.info/version'").startswith("7.2.3-")
+
+
+def test_back_from_7_to_6_2_4(host):
+    # The downgrade path (it was 6.2.4 -> 5.7.1 before ROCm 7; one downgrade keeps the scenario's time).
+    converge_twice("playbooks/upgrade.yml", {"rocm_version": "6.2.4"})
+    assert_single_release(host, "6.2.4")  # the graphics line and every 7.2.3 package are gone
 
 
 # The default is the lower release, so /opt/rocm must be set (rocm-core alone would pick the highest).

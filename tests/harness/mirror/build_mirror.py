@@ -3,7 +3,8 @@
 
     python3 tests/harness/mirror/build_mirror.py --out DIR [--force]
 
-Produces DIR/rocm/apt/<ver>/{dists,pool}, DIR/amdgpu/<ver>/ubuntu/{dists,pool}, DIR/rocm/rocm.gpg.key (the
+Produces DIR/rocm/apt/<ver>/{dists,pool}, DIR/amdgpu/<ver or 30.x>/ubuntu/{dists,pool}, from 7.0
+DIR/graphics/<ver>/ubuntu/{dists,pool}, DIR/rocm/rocm.gpg.key (the
 signing key), DIR/rocm/wrong.gpg.key (an unrelated key), DIR/fingerprint (40 hex) and DIR/.stamp. Every package
 is a gpulab.rocm TEST FIXTURE (see recipes.py). A complete mirror made by the same builder files is reused.
 Needs: python3 (stdlib), dpkg-deb (dpkg), apt-ftparchive (apt-utils), gpg + gpg-agent (gnupg).
@@ -283,7 +284,8 @@ def rocm_packages(release, codename):
 
     scheme = release["kdb_scheme"]
     for gfx, cus in recipes.KDB_TARGETS[scheme]:
-        if gfx == "gfx942" and not ver.startswith("6."):
+        since = recipes.KDB_SINCE.get(gfx)
+        if since and tuple(map(int, ver.split("."))) < tuple(map(int, since.split("."))):
             continue
         if scheme == "miopenkernels":
             name, db = f"miopenkernels-{gfx}-{cus}kdb", f"{gfx}_{cus}.kdb"
@@ -318,7 +320,9 @@ def amdgpu_packages(release, codename):
     drv = release["amdgpu"]
     ubuntu = recipes.UBUNTU[codename]
     module = f"{drv['kernel']}-{drv['build']}.{ubuntu}"
-    version = f"1:{drv['kernel']}.{version_code(release['version'])}-{drv['build']}.{ubuntu}"
+    # Up to 6.4 the driver carries the ROCm code; from 7.0 its own 8-digit number (recipes.py).
+    code = drv.get("code") or version_code(release["version"])
+    version = f"1:{drv['kernel']}.{code}-{drv['build']}.{ubuntu}"
     firmware = Package("amdgpu-dkms-firmware", version, "amdgpu firmware", arch="all", section="kernel")
     firmware.files = {"/lib/firmware/updates/amdgpu/GPULAB-FIXTURE.txt":
                       f"{FIXTURE_NOTE}: no firmware here ({module}).\n".encode()}
@@ -329,6 +333,17 @@ def amdgpu_packages(release, codename):
                   (f"# {FIXTURE_NOTE}: no sources, DKMS is never run.\n"
                    f'PACKAGE_NAME="amdgpu"\nPACKAGE_VERSION="{module}"\n').encode()}
     return [dkms, firmware]
+
+
+def graphics_packages(release, codename):
+    """What the fixture's graphics/<folder>/ubuntu repository (ROCm >= 7.0) serves: a stand-in, so the index is real."""
+    version = f"1.0.0.{version_code(release['version'])}-{release['build']}~{recipes.UBUNTU[codename]}"
+    packages = []
+    for name in recipes.GRAPHICS_PACKAGES:
+        pkg = Package(name, version, "stand-in for AMD's graphics repository of ROCm 7", arch="all", section="libs")
+        pkg.files = {f"/usr/share/doc/{name}/GPULAB-FIXTURE.txt": f"{FIXTURE_NOTE}\n".encode()}
+        packages.append(pkg)
+    return packages
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -414,11 +429,14 @@ def build(out, jobs):
         debs = []  # (package, staging dir, destination)
         for release in recipes.RELEASES:
             rocm_root = stage / "rocm" / "apt" / release["folder"]
-            amdgpu_root = stage / "amdgpu" / release["folder"] / "ubuntu"
-            repos += [(rocm_root, release["codenames"]), (amdgpu_root, release["codenames"])]
+            # From 7.0 the driver has its own folder (30.x) and user space a second repository (graphics/).
+            amdgpu_root = stage / "amdgpu" / release["amdgpu"].get("folder", release["folder"]) / "ubuntu"
+            kinds = [(rocm_root, rocm_packages), (amdgpu_root, amdgpu_packages)]
+            if release.get("graphics"):
+                kinds.append((stage / "graphics" / release["folder"] / "ubuntu", graphics_packages))
+            repos += [(root, release["codenames"]) for root, _make in kinds]
             for codename in release["codenames"]:
-                for root, packages in ((rocm_root, rocm_packages(release, codename)),
-                                       (amdgpu_root, amdgpu_packages(release, codename))):
+                for root, packages in ((root, make(release, codename)) for root, make in kinds):
                     listing = []
                     for pkg in packages:
                         rel = pool_path(pkg)

@@ -70,6 +70,44 @@ RELEASES = [
     },
 ]
 
+# ROCm 7.x releases (one entry each, appended here so other additions merge cleanly). From 7.0 the layout changes
+# (rocm-reference.md 1.1): user space also needs graphics/<folder>/ubuntu (built from "graphics" below: the fixture
+# serves the same small set there, AMD's holds the Mesa/UMD graphics libraries), and the driver lives under its own
+# numbers, amdgpu/<driver folder>/ubuntu ("amdgpu": {"folder", "code"}; amdgpu-dkms carries the driver's 8-digit
+# code, 6.10.5.30100200-2109964.24.04 for 30.10.2 in AMD's ROCm blog on the driver version scheme).
+# Version sources:
+# - 7.2.x components: AMD's rocm/apt/7.2 pool as listed in a third-party PKGBUILD (rocblas 5.2.0.70200-43,
+#   miopen-hip 3.5.1.70200-43, hipcc 1.1.1.70200-43, hip-dev 7.2.26015.70200-43) and rocm-core 7.2.0.70200-43~24.04
+#   in a ROCm issue; 7.2.3 keeps 7.2.0's component versions and build 43: PLAUSIBLE, NOT VERIFIED.
+# - 7.0.2: miopen-hip-gfx942kdb 3.5.0.70002-56~24.04 (third-party apt-cache, rocm-reference.md 4.4): build 56 and
+#   MIOpen 3.5.0 are real; the other component versions are PLAUSIBLE, NOT VERIFIED.
+# - Driver kernel bases and build numbers (6.14.14/6.10.5, 22xxxxx): PLAUSIBLE, NOT VERIFIED; the 8-digit codes
+#   follow AMD's documented scheme.
+RELEASES += [
+    {
+        "version": "7.0.2", "folder": "7.0.2", "build": 56, "codenames": ["jammy", "noble"],
+        "components": {
+            "hip-runtime-amd": "7.0.51831", "hipcc": "1.1.1", "rocminfo": "1.0.0", "rocm-smi-lib": "7.8.0",
+            "amd-smi-lib": "26.0.2", "hsa-rocr": "1.18.0", "rocblas": "5.0.2", "miopen-hip": "3.5.0",
+        },
+        "sonames": {"libamdhip64": 7, "librocblas": 5, "librocm_smi64": 7},
+        "kdb_scheme": "miopen-hip",
+        "graphics": True,
+        "amdgpu": {"folder": "30.10.2", "code": "30100200", "kernel": "6.10.5", "build": 2109964},
+    },
+    {
+        "version": "7.2.3", "folder": "7.2.3", "build": 43, "codenames": ["jammy", "noble"],
+        "components": {
+            "hip-runtime-amd": "7.2.26015", "hipcc": "1.1.1", "rocminfo": "1.0.0", "rocm-smi-lib": "7.8.0",
+            "amd-smi-lib": "26.2.1", "hsa-rocr": "1.18.0", "rocblas": "5.2.0", "miopen-hip": "3.5.1",
+        },
+        "sonames": {"libamdhip64": 7, "librocblas": 5, "librocm_smi64": 7},
+        "kdb_scheme": "miopen-hip",
+        "graphics": True,
+        "amdgpu": {"folder": "30.30.3", "code": "30300300", "kernel": "6.14.14", "build": 2254139},
+    },
+]
+
 # MIOpen kernel-db packages: (gfx, CUs) per naming scheme (rocm-reference.md §4.4).
 #   miopenkernels  (<= 5.4):  miopenkernels-<gfx>-<CUs>kdb, file <gfx>_<CUs>.kdb
 #   miopen-hip-cu  (5.5-5.6): miopen-hip-<gfx>-<CUs>kdb,    file <gfx>_<CUs>.kdb
@@ -81,8 +119,15 @@ KDB_TARGETS = {
                       ("gfx1030", 36)],
     "miopen-hip-cu": [("gfx906", 60), ("gfx908", 120), ("gfx90a", 104), ("gfx90a", 110), ("gfx1030", 36)],
     "miopen-hip": [("gfx906", None), ("gfx908", None), ("gfx90a", None), ("gfx942", None), ("gfx1030", None),
-                   ("gfx1100", None)],
+                   ("gfx1100", None), ("gfx950", None)],
 }
+# The first release of each kdb target that is not in every release: gfx942 (MI300) from 6.0, gfx950 (MI350X/MI355X)
+# from 7.0 (rocm-reference.md 7). A miopen-hip-gfx950kdb package is not confirmed in AMD's pool: PLAUSIBLE, NOT
+# VERIFIED (the roles treat kdb packages as optional and ask apt).
+KDB_SINCE = {"gfx942": "6.0.0", "gfx950": "7.0.0"}
+# The packages the fixture's graphics/<folder>/ubuntu repository serves (AMD's holds the user-mode graphics
+# libraries ROCm 7 links against; one stand-in package, which rocm-core does not need, keeps the index real).
+GRAPHICS_PACKAGES = ["amdgpu-graphics-fixture"]
 
 # Meta-packages: name -> the packages it depends on (all at this release's exact version, as AMD's do).
 # Kept small: the real ones pull many more libraries (hipBLAS, rocFFT, RCCL ...). miopen in rocm-hip-sdk

@@ -22,8 +22,9 @@ class ReportError(ValueError):
 
 SCHEMA_VERSION = 1
 UNREACHABLE = 'no facts: the host was unreachable, or failed before the report tasks ran (see the play recap)'
-# The ROCm tools, in the order they are trusted for GPU rows: rocminfo lists what the HSA runtime can use.
-TOOLS = (('rocminfo', 'rocminfo'), ('rocm_smi', 'rocm-smi'), ('amd_smi', 'amd-smi'))
+# The ROCm tools, in the order they are trusted for GPU rows: rocminfo lists what the HSA runtime can use; amd-smi
+# before rocm-smi, which is deprecated in its favour (rocm-reference.md 10) and optional from ROCm 7.
+TOOLS = (('rocminfo', 'rocminfo'), ('amd_smi', 'amd-smi'), ('rocm_smi', 'rocm-smi'))
 
 
 def _bus(address):
@@ -202,8 +203,8 @@ def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
     versions = node.get('versions') or {}
     rocm_full = versions.get('rocm')
     rocm_version = rocm_full.split('-')[0] if rocm_full else (facts['amd_smi'] or {}).get('rocm_version')
-    driver_version = (versions.get('amdgpu') or (facts['rocm_smi'] or {}).get('driver_version')
-                      or (facts['amd_smi'] or {}).get('driver_version') or (facts['rocminfo'] or {}).get('rock_version'))
+    driver_version = (versions.get('amdgpu') or (facts['amd_smi'] or {}).get('driver_version')
+                      or (facts['rocm_smi'] or {}).get('driver_version') or (facts['rocminfo'] or {}).get('rock_version'))
 
     expected = _int(expected_gpu_count, 'expected_gpu_count')
     if expected >= 0 and expected != tool_gpu_count:

@@ -20,6 +20,7 @@ NATIVE = {
     'gfx908': ((5, 3, 0), None, None),
     'gfx90a': ((5, 3, 0), None, None),
     'gfx942': ((6, 0, 0), None, None),
+    # MI350X/MI355X (CDNA4): from ROCm 7.0 (reference 7; the 7.0.0 compatibility matrix adds CDNA4).
     'gfx950': ((7, 0, 0), None, None),
     'gfx1030': ((5, 3, 0), None, None),
     'gfx1100': ((5, 7, 0), None, None),
@@ -61,8 +62,12 @@ def support(gfx_target, rocm_version):
         return {'gfx_target': target, 'status': 'override', 'override': override,
                 'note': 'not supported natively; runs as %s through HSA_OVERRIDE_GFX_VERSION=%s'
                         % ('gfx' + override.replace('.', ''), override)}
-    if row:
-        note = row[2] or 'supported from ROCm %d.%d.%d' % row[0]
+    if row and row[1] is not None and version > row[1]:
+        # Newer than its last release: name that release, so the admin can hold this node class there.
+        last = '%d.%d.x' % row[1][:2]
+        note = '%s; the last ROCm release that supports it is %s' % (row[2] or 'no longer supported', last)
+    elif row:
+        note = 'supported from ROCm %d.%d.%d%s' % (row[0] + ((' (%s)' % row[2]) if row[2] else '',))
     elif target:
         note = 'not in the ROCm %d.%d.%d support list and no known override' % version
     else:

@@ -64,7 +64,11 @@ def plan(node, wanted, stack, controller=None):
                              else "the host is a container: it uses the host kernel's driver (rocm_kernel_driver: "
                                   'always installs it anyway)')
         return result
-    code = rocm_release.release(stack['version'])['code']
+    info = rocm_release.release(stack['version'])
+    # Up to 6.4 amdgpu-dkms carries the ROCm code (1:6.8.5.60204-...); from 7.0 the driver's own 8-digit number
+    # (6.10.5.30100200-... for 30.10.2), from the release table. The driver of rocm_repo_amdgpu_version, when that
+    # differs from the table's, is not known here (another role's variable): docs/releases.md says so.
+    code = rocm_release.driver_code(info['amdgpu_dir']) if info['amdgpu_min'] else info['code']
     packages = node.get('packages') or {}
     if headers and (packages.get(headers) or ['  '])[0][1] != 'i':
         result['install'].append(headers)
@@ -72,8 +76,8 @@ def plan(node, wanted, stack, controller=None):
     for name in wanted.get('packages') or []:
         abbrev, version = packages.get(name) or ['  ', '']
         # amdgpu-dkms versions carry the ROCm code before the build: 1:6.8.5.60204-2044426.22.04.
-        if abbrev[1] != 'i' or ('.%s-' % code) not in version:
-            result['install'].append('%s=*.%s-*' % (name, code))
+        if abbrev[1] != 'i' or (code and ('.%s-' % code) not in version):
+            result['install'].append('%s=*.%s-*' % (name, code) if code else name)
             result.change('install %s of ROCm %s' % (name, stack['version']),
                           'not installed' if abbrev[1] != 'i' else 'installed at %s' % version)
     result['reboot'] = reboot_plan(bool(wanted.get('reboot', True)), wanted.get('connection'),

@@ -2,7 +2,10 @@
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What rocm_repo changes: the signing key, the ROCm (and amdgpu) sources and the pin, one list refresh, and
-python3-apt for Ansible's apt module. Pure; the contents are built here and compared with the probe's."""
+python3-apt for Ansible's apt module. Pure; the contents are built here and compared with the probe's.
+
+From ROCm 7.0 rocm.list also holds the graphics repository of each release, and amdgpu.list names the driver
+under its own numbers (30.x), both from the release table (rocm_release.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -72,12 +75,28 @@ def contents(node, wanted, stack):
     suite = suites.pop()
     base = str(wanted['base_url']).rstrip('/')
     options = '[arch=%s signed-by=%s]' % (wanted['architecture'], wanted['keyring'])
-    files = {ns.SOURCES_FILE: HEADER % ('ROCm ' + ', '.join(r['version'] for r in releases)) + ''.join(
-        'deb %s %s/rocm/apt/%s %s main\n' % (options, base, info['repo_dir'], suite) for info in releases)}
+    lines = []
+    for info in releases:
+        lines.append('deb %s %s/rocm/apt/%s %s main\n' % (options, base, info['repo_dir'], suite))
+        if info['graphics_dir']:
+            # From ROCm 7.0 user space also needs AMD's graphics repository, in the same file (reference 1.1).
+            lines.append('deb %s %s/graphics/%s/ubuntu %s main\n' % (options, base, info['graphics_dir'], suite))
+    files = {ns.SOURCES_FILE: HEADER % ('ROCm ' + ', '.join(r['version'] for r in releases)) + ''.join(lines)}
     if driver_wanted(stack['kernel_driver'], (node.get('gpu_pci') or {}).get('in_container')):
-        amdgpu_dir = wanted.get('amdgpu_version') or releases[0]['repo_dir']
-        files[ns.AMDGPU_SOURCES_FILE] = (HEADER % ('amdgpu kernel driver for ROCm ' + releases[0]['version'])
-                                         + 'deb %s %s/amdgpu/%s/ubuntu %s main\n' % (options, base, amdgpu_dir, suite))
+        default = releases[0]
+        amdgpu_dir = wanted.get('amdgpu_version') or default['amdgpu_dir']
+        if not amdgpu_dir:
+            raise ValueError('ROCm %s is not in the release table (known 7.x releases: %s), so the amdgpu driver '
+                             'directory that goes with it is not known: set rocm_repo_amdgpu_version to the driver '
+                             '(30.x) AMD names for it, or choose a release of the table'
+                             % (default['version'], ', '.join(rocm_release.known_7x())))
+        # The 7.x driver line carries the architectures AMD documents for the OS (amd64,i386 on Ubuntu).
+        arch = default['driver_architectures'].get(os_info.get('distribution'), wanted['architecture'])
+        driver_options = '[arch=%s signed-by=%s]' % (arch, wanted['keyring'])
+        label = ('amdgpu kernel driver %s for ROCm %s' % (amdgpu_dir, default['version']) if default['amdgpu_min']
+                 else 'amdgpu kernel driver for ROCm ' + default['version'])
+        files[ns.AMDGPU_SOURCES_FILE] = (HEADER % label + 'deb %s %s/amdgpu/%s/ubuntu %s main\n'
+                                         % (driver_options, base, amdgpu_dir, suite))
     files[ns.PIN_FILE] = (HEADER % 'ROCm pin'
                           + "# Prefer AMD's packages over the distribution's same-named ROCm packages, which sort "
                             'higher (Debian bug #1028307).\n'
@@ -122,6 +141,9 @@ def plan(node, wanted, stack):
         return result
 
     problems = check(wanted)
+    driver = rocm_release.driver_problem(stack['version'], wanted.get('amdgpu_version'))
+    if driver and driver_wanted(stack['kernel_driver'], (node.get('gpu_pci') or {}).get('in_container')):
+        problems.append(driver)
     if problems:
         raise PlanError('rocm_repo: %s. Nothing was changed.' % '; '.join(problems))
     try:

@@ -11,12 +11,10 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
 
 BENCHMARKS = ('gemm', 'bandwidth', 'resnet50', 'bert')
-# PyTorch publishes its ROCm wheel indexes as rocmX.Y, and these point releases under their own rocmX.Y.Z
-# (rocm-reference.md 8.1).
-POINT_RELEASE_INDEXES = ('6.2.4',)
 _VERSION_RE = re.compile(r'[0-9]+\.[0-9]+(\.[0-9]+)?')
 # gpu_bench.py's option for each scalar setting, in the order it is given (the rest are built below).
 _OPTIONS = (('device', '--device'), ('device_index', '--device-index'), ('gemm_dtypes', '--gemm-dtypes'),
@@ -28,8 +26,8 @@ _OPTIONS = (('device', '--device'), ('device_index', '--device-index'), ('gemm_d
 
 
 def wheel_tag(version):
-    """PyTorch's wheel index name for a ROCm release: rocm6.2.4 for a point release it publishes, else rocmX.Y."""
-    return 'rocm%s' % (version if version in POINT_RELEASE_INDEXES else '.'.join(version.split('.')[:2]))
+    """PyTorch's wheel index name for a ROCm release, from the release table (rocmX.Y, or a point release's own)."""
+    return rocm_release.release(version)['pytorch_index']
 
 
 def _argument(value):

@@ -18,9 +18,10 @@ from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release
 
 # name: (default, description). The table of stack-wide inputs in docs/roles.md is generated from this.
 INPUTS = (
-    ('rocm_version', '6.2.4',
-     'ROCm release of the whole stack: repository, packages, driver, environment, checks (6.2.4, or 6.2 for 6.2.0). '
-     'With rocm_versions, the default release behind /opt/rocm.'),
+    ('rocm_version', rocm_release.newest_stable(),
+     'ROCm release of the whole stack: repository, packages, driver, environment, checks (7.2.3, or 7.2 for 7.2.0); '
+     'the default is the newest release of the release table (docs/releases.md). With rocm_versions, the default '
+     'release behind /opt/rocm.'),
     ('rocm_versions', [],
      'Releases installed side by side (each under /opt/rocm-X.Y.Z); it must include rocm_version. Empty installs '
      'rocm_version alone.'),

@@ -94,3 +94,14 @@ def test_amd_gpus_join_kfd_nodes_by_address():
     gpus = gs.amd_gpus(facts)
     assert [(g["bdf"], g["kfd_node"], g["gfx_target"]) for g in gpus] == [
         ("0000:03:00.0", 1, "gfx90a"), ("0000:83:00.0", None, "gfx1031")]
+
+
+def test_a_gpu_past_its_last_release_names_that_release():
+    verdict = gs.support("gfx900", "7.2.3")
+    assert verdict["status"] == "unsupported" and "the last ROCm release that supports it is 5.7.x" in verdict["note"]
+
+
+def test_gfx950_from_7_0():
+    assert gs.support("gfx950", "7.0.0")["status"] == "native"
+    assert gs.support("gfx950", "6.2.4")["note"].startswith("supported from ROCm 7.0.0")
+    assert gs.kdb_packages(["gfx950"], "7.2.3") == ["miopen-hip-gfx950kdb"]

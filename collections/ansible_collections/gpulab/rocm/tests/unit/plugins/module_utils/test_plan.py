@@ -23,7 +23,8 @@ def probe(name):
 
 
 def inputs(**values):
-    return stack.resolve(dict({"rocm_gpu_users": ["alice", "bob"]}, **values))
+    # The converged probe was taken at 6.2.4; the stack's default release is newer (test_plan_repo_7x.py).
+    return stack.resolve(dict({"rocm_gpu_users": ["alice", "bob"], "rocm_version": "6.2.4"}, **values))
 
 
 def mirror_of(node):

@@ -62,9 +62,10 @@ def test_every_problem_in_one_verdict():
 
 def test_unsupported_gpu_by_policy():
     fail = verdict(converged(amd=[VEGA10]))
-    assert "Vega 10 is unsupported from ROCm 6.0" in fail["problems"][0]
+    # The stack's default release (7.x): the problem names the last release that supports the GPU.
+    assert "Vega 10 is unsupported from ROCm 6.0; the last ROCm release that supports it is 5.7.x" in fail["problems"][0]
     warn = verdict(converged(amd=[VEGA10]), unsupported_gpu="warn")
-    assert warn["problems"] == [] and "not supported by ROCm 6.2.4" in warn["notices"][0]
+    assert warn["problems"] == [] and "not supported by ROCm 7.2.3" in warn["notices"][0]
 
 
 @pytest.mark.parametrize("policy, problems, notices", [("fail", 1, 0), ("warn", 0, 1), ("ignore", 0, 0)])

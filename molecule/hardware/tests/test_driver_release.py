@@ -1,0 +1,21 @@
+"""ROCm 7's driver under its own number: a driver directory too old for the release is refused before any change,
+with the release table's answer (module_utils/rocm_release.py), on the host that wants the driver."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
+import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+
+NODE = "molecule-hw-mi250x"
+testinfra_hosts = [NODE]
+
+
+def test_a_driver_too_old_for_the_release_is_refused_before_any_change(host):
+    before = runs.snapshot(host)
+    run = runs.playbook("site.yml", NODE, {"rocm_repo_amdgpu_version": "6.4.3"})
+    assert run.rc != 0, run
+    assert "rocm_repo_amdgpu_version 6.4.3 is too old for ROCm 7.2.3" in run.output, run
+    assert "set rocm_repo_amdgpu_version to 30.30.3" in run.output, run
+    assert runs.differences(before, runs.snapshot(host)) == []
+    assert "amdgpu/30.30.3/ubuntu" in host.file("/etc/apt/sources.list.d/amdgpu.list").content_string
