@@ -30,6 +30,13 @@ APT_JOURNAL = '/var/lib/gpulab-rocm/apt-source.journal'
 MANAGED_FILES = (SOURCES_FILE, AMDGPU_SOURCES_FILE, PIN_FILE, PROFILE_FILE, LDCONFIG_FILE, ADDUSER_CONF)
 # Files read whole: small, root-owned, no secrets. Larger ones are described by checksum only.
 CONTENT_LIMIT = 256 * 1024
+# The most bytes root reads of any file it checksums (a user's ~/.bashrc can be a 64 GiB sparse file: no disk, no
+# quota); a larger file gets no checksum ('sha1': None, 'over_limit': True) and counts as differing.
+HASH_LIMIT = 16 << 20
+# The most of a user's ~/.bashrc the probe reads for the markers; a larger one is left alone, with a notice.
+BASHRC_LIMIT = 4 << 20
+# The most of a keyring the probe reads (as the key download: a signing key is a few KiB).
+KEYRING_LIMIT = 1 << 20
 BASHRC_BEGIN = '# BEGIN gpulab.rocm environment'
 BASHRC_END = '# END gpulab.rocm environment'
 
@@ -81,18 +88,10 @@ def os_facts(root='/', uname_release=None, machine=None):
 
 
 def read_text(path, limit=CONTENT_LIMIT):
-    """Text of a regular file, never following a symlink; None when absent or not a regular file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.read(fd, limit + 1)
-    finally:
-        os.close(fd)
-    return data[:limit].decode('utf-8', 'replace')
+    """Text of a regular file (its first limit bytes), never following a symlink; None when absent or not a regular
+    file."""
+    data = read_bytes(path, limit)
+    return None if data is None else data[:limit].decode('utf-8', 'replace')
 
 
 def describe_file(path, with_content=True):
@@ -106,33 +105,54 @@ def describe_file(path, with_content=True):
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return {'exists': False, 'type': None}
         return {'exists': None, 'type': None, 'error': str(exc)}
-    kind = ('symlink' if stat.S_ISLNK(info.st_mode) else 'file' if stat.S_ISREG(info.st_mode)
-            else 'directory' if stat.S_ISDIR(info.st_mode) else 'other')
+    kind = file_type(info.st_mode)
     result = {'exists': True, 'type': kind, 'mode': '%04o' % stat.S_IMODE(info.st_mode), 'uid': info.st_uid,
               'gid': info.st_gid, 'size': info.st_size, 'mtime': info.st_mtime}
     if kind == 'symlink':
         result['target'] = os.readlink(path)
     if kind == 'file':
-        data = read_bytes(path)
-        if data is not None:
-            result['sha1'] = hashlib.sha1(data).hexdigest()
-            if with_content and len(data) <= CONTENT_LIMIT:
-                result['content'] = data.decode('utf-8', 'replace')
+        digest = hashlib.sha1()
+        head = read_bytes(path, HASH_LIMIT, digest.update)
+        if head is not None and len(head) > HASH_LIMIT:
+            result.update(sha1=None, over_limit=True)
+        elif head is not None:
+            result['sha1'] = digest.hexdigest()
+            if with_content and len(head) <= CONTENT_LIMIT:
+                result['content'] = head.decode('utf-8', 'replace')
     return result
 
 
-def read_bytes(path):
+def file_type(mode):
+    """The kind of a file from its lstat mode, in words a message can use."""
+    for test, name in ((stat.S_ISLNK, 'symlink'), (stat.S_ISREG, 'file'), (stat.S_ISDIR, 'directory'),
+                       (stat.S_ISFIFO, 'FIFO'), (stat.S_ISSOCK, 'socket'), (stat.S_ISCHR, 'character device'),
+                       (stat.S_ISBLK, 'block device')):
+        if test(mode):
+            return name
+    return 'other'
+
+
+def read_bytes(path, limit, feed=None):
+    """At most limit + 1 bytes of a regular file (more than limit: the file is larger), never following a link and
+    never blocking on a FIFO; None when absent or not a regular file. feed(chunk) sees the first limit bytes as
+    they are read (a checksum without a second copy). The one bounded reader of the probe: every file root reads
+    where a user may have put something goes through here or read_text()."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
     except OSError:
         return None
-    chunks = []
+    chunks, size = [], 0
     try:
-        while True:
-            chunk = os.read(fd, 1 << 20)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
             if not chunk:
                 break
+            if feed is not None:
+                feed(chunk[:limit - size])
             chunks.append(chunk)
+            size += len(chunk)
     finally:
         os.close(fd)
     return b''.join(chunks)
@@ -254,7 +274,7 @@ def disk_free(root, path):
 def secure_boot(sysfs_root):
     """Secure Boot from the SecureBoot EFI variable (4 attribute bytes, then 1 = on); None without EFI variables."""
     path = os.path.join(sysfs_root, 'firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0b1b14db5a2')
-    data = read_bytes(path)
+    data = read_bytes(path, 4096)
     if not data or len(data) < 5:
         return None
     return bool(bytearray(data)[-1])
@@ -345,7 +365,8 @@ def listed_packages(root, names):
     for entry in entries:
         if not entry.endswith('_Packages') or len(found) == len(wanted):
             continue
-        data = read_bytes(os.path.join(lists_dir, entry)) or b''
+        # Root's own files (apt writes them), bounded anyway.
+        data = read_bytes(os.path.join(lists_dir, entry), 1 << 30) or b''
         data = b'\n' + data
         found.update(name for name, needle in wanted.items() if name not in found and needle in data)
     return found

@@ -40,11 +40,11 @@ DOCKER_CDI_SINCE = (25, 0)
 DOCKER_PACKAGES = {'Debian 13': ['docker.io', 'docker-cli']}
 DOCKER_PACKAGES_DEFAULT = ['docker.io']
 
-_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+$')
-_SPEC_PATH_RE = re.compile(r'^(/etc/cdi|/var/run/cdi)/[A-Za-z0-9][A-Za-z0-9._-]*\.json$')
-_DEVICE_PATH_RE = re.compile(r'^/dev/(kfd|dri/(card|renderD)\d{1,4})$')
-_DEVICE_NAME_RE = re.compile(r'^(all|\d{1,3})$')
-_ENV_RE = re.compile(r'^HSA_OVERRIDE_GFX_VERSION(_\d{1,4})?=\d{1,2}\.\d{1,2}\.\d{1,2}$')
+_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+\Z')
+_SPEC_PATH_RE = re.compile(r'^(/etc/cdi|/var/run/cdi)/[A-Za-z0-9][A-Za-z0-9._-]*\.json\Z')
+_DEVICE_PATH_RE = re.compile(r'^/dev/(kfd|dri/(card|renderD)\d{1,4})\Z')
+_DEVICE_NAME_RE = re.compile(r'^(all|\d{1,3})\Z')
+_ENV_RE = re.compile(r'^HSA_OVERRIDE_GFX_VERSION(_\d{1,4})?=\d{1,2}\.\d{1,2}\.\d{1,2}\Z')
 _MAX_GID = 2 ** 31 - 1
 
 

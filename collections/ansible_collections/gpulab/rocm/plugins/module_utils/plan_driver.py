@@ -14,7 +14,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, apt_ready
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
 
-_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+$')
+_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+\Z')
 
 
 def reboot_plan(policy_allows, connection, host_machine_id, controller_machine_id, in_container):

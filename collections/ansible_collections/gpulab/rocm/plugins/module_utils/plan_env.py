@@ -22,9 +22,9 @@ except ImportError:  # Python 2
     from pipes import quote
 
 HEADER = '# Managed by gpulab.rocm (role rocm_env). Local changes are overwritten.\n'
-_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
-_PATH_RE = re.compile(r'^/[A-Za-z0-9._/+-]*$')
-_VERSION_RE = re.compile(r'^\d+\.\d+\.\d+$')
+_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*\Z')
+_PATH_RE = re.compile(r'^/[A-Za-z0-9._/+-]*\Z')
+_VERSION_RE = re.compile(r'^\d+\.\d+\.\d+\Z')
 SYSTEM_PREFIXES = ('/usr', '/usr/local')
 # Never set by rocm_env_extra_variables: they would change how every login shell runs programs.
 RESERVED = ('PATH', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'BASH_ENV', 'ENV', 'IFS', 'PS4', 'SHELLOPTS',
@@ -55,7 +55,7 @@ def check(wanted):
                         % (wanted['hsa_override_gfx_version'],))
     if wanted.get('hip_platform') not in ('amd', 'nvidia'):
         problems.append('rocm_env_hip_platform must be amd or nvidia, got %r' % (wanted.get('hip_platform'),))
-    bad = [t for t in wanted.get('gfx_targets') or [] if not re.match(r'^gfx[0-9a-f]{3,4}$', str(t))]
+    bad = [t for t in wanted.get('gfx_targets') or [] if not re.match(r'^gfx[0-9a-f]{3,4}\Z', str(t))]
     if bad:
         problems.append('rocm_env_gfx_targets holds values that are not gfx targets such as gfx90a: %s'
                         % ', '.join(map(repr, bad)))

@@ -21,8 +21,8 @@ DISTRO_DEFAULTS = {
     'Ubuntu 24.04': ['rocminfo', 'rocm-smi', 'hipcc', 'libamdhip64-dev', 'librocblas-dev'],
 }
 # A Debian package name (policy 5.6.1); anything else could reach apt as an option or a pattern.
-_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+$')
-_GFX_RE = re.compile(r'^gfx[0-9a-f]{3,4}$')
+_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+\Z')
+_GFX_RE = re.compile(r'^gfx[0-9a-f]{3,4}\Z')
 
 
 def check(wanted):

@@ -25,7 +25,7 @@ _UBUNTU_SUITES = [
 DEBIAN_SUITES = {'12': 'jammy', '13': 'noble'}
 UBUNTU_SUITES = {'20.04': 'focal', '22.04': 'jammy', '24.04': 'noble'}
 
-_VERSION_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?$')
+_VERSION_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?\Z')
 
 
 def parse_version(version):
