@@ -27,6 +27,8 @@ LDCONFIG_FILE = '/etc/ld.so.conf.d/rocm.conf'
 ADDUSER_CONF = '/etc/adduser.conf'
 # gpulab.rocm.apt_source keeps the last sources apt accepted here while it changes them (see that module).
 APT_JOURNAL = '/var/lib/gpulab-rocm/apt-source.journal'
+# rocm_driver touches this once it rebooted the host for a new driver, or marked the reboot (module_utils/plan_driver).
+DRIVER_REBOOT_RECORD = '/var/lib/gpulab-rocm/driver-reboot'
 MANAGED_FILES = (SOURCES_FILE, AMDGPU_SOURCES_FILE, PIN_FILE, PROFILE_FILE, LDCONFIG_FILE, ADDUSER_CONF)
 # Files read whole: small, root-owned, no secrets. Larger ones are described by checksum only.
 CONTENT_LIMIT = 256 * 1024
@@ -396,10 +398,19 @@ def parse_simulated_removals(text):
 
 def bashrc_block(path, text):
     """The gpulab.rocm block of a user's ~/.bashrc, never the rest of the file (it is the user's, and may hold
-    secrets): {'block': text between the markers or None, 'markers': 'none' | 'one' | 'broken'}."""
-    lines = (text or '').splitlines()
-    begins = [i for i, line in enumerate(lines) if line.strip() == BASHRC_BEGIN]
-    ends = [i for i, line in enumerate(lines) if line.strip() == BASHRC_END]
+    secrets): {'block': text between the markers or None, 'markers': 'none' | 'one' | 'broken' | 'inexact'}.
+
+    A marker counts only as ansible.builtin.blockinfile (the writer) matches it: the whole line, ended by '\n'.
+    A line that is a marker but for spaces around it, a '\r' or a missing last newline would not be found by the
+    writer, which would append a second block: 'inexact', with the line numbers, and the file is left alone."""
+    lines = (text or '').split('\n')
+    # The last element has no '\n' after it: a marker there is not one blockinfile matches.
+    begins = [i for i, line in enumerate(lines[:-1]) if line == BASHRC_BEGIN]
+    ends = [i for i, line in enumerate(lines[:-1]) if line == BASHRC_END]
+    near = [i + 1 for i, line in enumerate(lines) if line.strip() in (BASHRC_BEGIN, BASHRC_END)
+            and (i in begins) == (i in ends)]
+    if near:
+        return {'block': None, 'markers': 'inexact', 'inexact_lines': near}
     if not begins and not ends:
         return {'block': None, 'markers': 'none'}
     if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0]:
@@ -485,6 +496,22 @@ def process_start_time(proc_root, pid):
         return btime + float(ticks) / os.sysconf('SC_CLK_TCK')
     except (AttributeError, IndexError, ValueError, TypeError, OSError):
         return None
+
+
+def driver_boot_state(root, proc_root, package):
+    """{'driver_installed_at': when dpkg last unpacked package (its .list file), 'booted_at': this boot (btime),
+    'reboot_recorded_at': when rocm_driver last rebooted or marked the host for it (DRIVER_REBOOT_RECORD),
+    'reboot_marked': whether /run/reboot-required exists}; None for what is unknown."""
+    def mtime(path):
+        try:
+            return os.lstat(at(root, path)).st_mtime
+        except OSError:
+            return None
+    match = re.search(r'^btime\s+(\d+)$', read_text(os.path.join(proc_root, 'stat')) or '', re.M)
+    return {'driver_installed_at': mtime('/var/lib/dpkg/info/%s.list' % package),
+            'booted_at': int(match.group(1)) if match else None,
+            'reboot_recorded_at': mtime(DRIVER_REBOOT_RECORD),
+            'reboot_marked': os.path.lexists(at(root, '/run/reboot-required'))}
 
 
 def docker_daemon(root='/', proc_root='/proc'):

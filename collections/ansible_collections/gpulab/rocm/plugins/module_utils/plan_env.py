@@ -179,12 +179,34 @@ def plan(node, wanted, stack):
             continue
         bashrc = info.get('bashrc') or {}
         label = '%s/.bashrc' % info.get('home')
+        home = info.get('home_state') or {}
+        if home.get('exists') is False or home.get('type') not in (None, 'directory', 'symlink'):
+            # blockinfile (as the user) could not create the file: a notice, not a failed host.
+            result.warn('user %s has no home folder (%s %s): no ROCm block in ~/.bashrc; make the folder, or leave '
+                        'the user out of rocm_gpu_users' % (user, info.get('home'),
+                                                           'does not exist' if not home.get('exists')
+                                                           else 'is a %s' % home.get('type')))
+            continue
+        if bashrc.get('type') == 'symlink':
+            result.warn('%s of user %s is a symlink: not changed (root never follows a user\'s link); make it a plain '
+                        'file to get the ROCm block' % (label, user))
+            continue
         if bashrc.get('type') not in (None, 'file'):
-            result.warn('%s of user %s is a %s: not changed (root never follows a user\'s link); make it a plain '
-                        'file to get the ROCm block' % (label, user, bashrc.get('type')))
+            result.warn('%s of user %s is a %s, not a plain file: not changed (the role writes only a plain file); '
+                        'replace it with one to get the ROCm block' % (label, user, bashrc.get('type')))
             continue
         if bashrc.get('exists') and bashrc.get('uid') != info.get('uid'):
             result.warn('%s is not owned by %s: not changed' % (label, user))
+            continue
+        if bashrc.get('markers') == 'over_limit':
+            result.warn('%s is larger than %d MiB, more than the probe reads: not changed; shorten it to get the ROCm '
+                        'block' % (label, (bashrc.get('limit') or 0) >> 20))
+            continue
+        if bashrc.get('markers') == 'inexact':
+            result.warn('%s has gpulab.rocm marker lines on line(s) %s with spaces, a carriage return (CRLF) or no '
+                        'newline after them: not changed, since the writer would not find them and would add a '
+                        'second block; make each marker a line of its own, exactly "%s" or "%s"'
+                        % (label, bashrc.get('inexact_lines'), ns.BASHRC_BEGIN, ns.BASHRC_END))
             continue
         if bashrc.get('markers') == 'broken':
             result.warn('%s has gpulab.rocm markers out of order (BEGIN on line(s) %s, END on line(s) %s): not changed, '

@@ -163,6 +163,10 @@ def plan(node, wanted, stack):
         result['key'] = 'install'
         result.change('replace the signing key %s' % wanted['keyring'], 'it holds %s, not only trusted keys (%s)'
                       % (', '.join(keyring.get('fingerprints') or ['no readable key']), ', '.join(sorted(trusted))))
+    elif keyring.get('expired'):
+        result['key'] = 'install'
+        result.change('fetch the signing key %s again' % wanted['keyring'], 'the key %s in it has expired (apt '
+                      'reports EXPKEYSIG): vendors re-issue their key with a new expiry' % ', '.join(keyring['expired']))
     elif keyring.get('mode') != '0644' or keyring.get('uid') != 0:
         result['key'] = 'install'
         result.change('set owner and mode of %s' % wanted['keyring'], 'not root-owned 0644')

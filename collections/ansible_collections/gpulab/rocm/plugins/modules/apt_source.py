@@ -143,7 +143,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
 from ansible_collections.gpulab.rocm.plugins.module_utils.download import bounded_download
 from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
-    primary_fingerprints, trusted_fingerprints, trusted_keyring,
+    expired_keys, primary_fingerprints, trusted_fingerprints, trusted_keyring,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.apt_errors import classify
 from ansible_collections.gpulab.rocm.plugins.module_utils.root_files import write_atomic
@@ -318,10 +318,18 @@ def main():
             trusted = trusted_fingerprints(params['fingerprints'])
         except ValueError as exc:
             module.fail_json(msg='The trusted fingerprint list is not usable: %s. Nothing was changed.' % exc)
-        if key_is_trusted(current[keyring][0], trusted):
+        # A trusted key on disk is kept, unless it has expired: apt then fails with EXPKEYSIG until the key the
+        # vendor re-issued with a new expiry (same fingerprint) is fetched.
+        if key_is_trusted(current[keyring][0], trusted) and not expired_keys(current[keyring][0], time.time()):
             desired[keyring] = current[keyring][0]
         else:
             desired[keyring], result['fingerprints'] = download_key(module, params['key_url'], trusted)
+            expired = expired_keys(desired[keyring], time.time())
+            if expired:
+                module.fail_json(msg='The key at %s has expired (%s), like the one in %s: apt refuses what it signed '
+                                     '(EXPKEYSIG). The vendor, or your mirror, has not published the key with a new '
+                                     'expiry yet; update the copy at %s and run again. Nothing was changed.'
+                                     % (params['key_url'], ', '.join(expired), keyring, params['key_url']))
     else:
         desired[keyring] = None
 

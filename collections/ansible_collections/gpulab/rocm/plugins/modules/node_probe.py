@@ -161,6 +161,7 @@ import os
 import pwd
 import shutil
 import tempfile
+import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
@@ -168,7 +169,9 @@ from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
     TOOL_DIRS, ToolTimeout, timed_run, utf8_notice, valid_utf8,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import read_all
-from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import dearmor, primary_fingerprints, trusted_keyring
+from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
+    dearmor, expired_keys, primary_fingerprints, trusted_keyring,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci, read_cpu_topology
 from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_packages import parse_madison
 from ansible_collections.gpulab.rocm.plugins.module_utils.slurm_conf import parse_scontrol_nodes, split_line, words_to_dict
@@ -245,6 +248,8 @@ class Probe(object):
                     raise ValueError('it is larger than %d bytes, which no signing key is' % ns.KEYRING_LIMIT)
                 info['fingerprints'] = primary_fingerprints(dearmor(data))
                 info['clean'] = trusted_keyring(data, info['fingerprints']) == data
+                # apt then fails with EXPKEYSIG: the vendor re-issues the key with a new expiry, fetch it again.
+                info['expired'] = expired_keys(dearmor(data), time.time())
             except ValueError as exc:
                 info.update(fingerprints=info.get('fingerprints') or [], clean=False, error=str(exc))
         return info
@@ -462,6 +467,9 @@ class Probe(object):
         amdgpu = (ns.read_text(os.path.join(self.params['sysfs_root'], 'module/amdgpu/version')) or '').strip()
         self.node['versions'] = {'rocm': rocm.splitlines()[0] if rocm else None,
                                  'amdgpu': amdgpu.splitlines()[0] if amdgpu else None}
+        # Whether the installed amdgpu-dkms can be the loaded one: installed (unpacked) after this boot means not
+        # yet, whatever a killed run left undone; the reboot marker says whether someone was told.
+        self.node['versions'].update(ns.driver_boot_state('/', '/proc', 'amdgpu-dkms'))
 
 
 def slurm_plugins(configured, slurm_conf):
