@@ -194,6 +194,12 @@ def _json_depth_over(text, start, limit):
     return False
 
 
+def json_too_deep(text, limit=MAX_DEPTH):
+    """Whether a JSON text nests more than limit arrays/objects (json.loads would end in RecursionError)."""
+    start = find_json_start(text)
+    return start >= 0 and _json_depth_over(text, start, limit)
+
+
 def _json_number(text):
     """json's parse_float/parse_int: a number out of range (1e999, 400 digits) is no value, like N/A."""
     if len(text) > _MAX_NUMBER_TEXT:

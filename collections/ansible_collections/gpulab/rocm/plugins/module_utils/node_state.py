@@ -391,6 +391,35 @@ def parse_apt_policy(text):
     return result
 
 
+_CONFLICT_RE = re.compile(r'Conflicting values set for option \S+ regarding source (\S+)')
+
+
+def apt_source_error(root, text):
+    """apt's own lines about sources it could not read (Malformed entry ... in list file X, Conflicting values
+    ... regarding source URL, ...), each Conflicting line with the files under sources.list.d that name the URL
+    (apt names the source, not the file); None when apt said nothing of the kind."""
+    lines = [line.strip() for line in (text or '').splitlines() if line.strip().startswith(('E:', 'W:'))]
+    wanted = [line for line in lines if 'Malformed' in line or 'Conflicting values' in line
+              or 'could not be read' in line or 'list file' in line or 'sources.list' in line]
+    if not wanted:
+        return None
+    folder = at(root, '/etc/apt/sources.list.d')
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        names = []
+    shown = []
+    for line in wanted:
+        match = _CONFLICT_RE.search(line)
+        if match:
+            uri = match.group(1).rstrip('/').rstrip(':')
+            holders = ['/etc/apt/sources.list.d/' + name for name in names if name.endswith(('.list', '.sources'))
+                       and uri in (read_text(os.path.join(folder, name)) or '')]
+            line += ' (named in %s)' % ', '.join(holders) if holders else ''
+        shown.append(line)
+    return '; '.join(shown)
+
+
 def parse_simulated_removals(text):
     """`apt-get --simulate autoremove` (or purge) -> the package names apt would remove ("Remv name [version]")."""
     return sorted(set(match.group(1) for match in re.finditer(r'^(?:Remv|Purg) (\S+)', text or '', re.M)))

@@ -132,6 +132,11 @@ def plan(node, wanted, stack, now=None):
     else:
         available = dict((name, list(versions)) for name, versions in candidates.items())
         packages = rocm_packages.plan_from(package_spec, installed, available)
+        if packages['missing'] and node.get('sources_error'):
+            # apt-cache read no source at all: the packages are not missing, another list file is broken.
+            raise PlanError('rocm_sdk: apt cannot read the host\'s apt sources, so it offers none of %s: %s. Fix or '
+                            'remove that file, then run again. No package was changed (the ROCm sources that '
+                            'rocm_repo wrote stay).' % (', '.join(packages['missing']), node['sources_error']))
         result['packages'] = packages
         # Purging the distribution's packages orphans the dependencies they brought: note what apt would already
         # autoremove now, so that only the orphans of this run are removed afterwards (never the admin's).

@@ -372,17 +372,19 @@ def main():
             restored_sources = sources_of(path for path, (content, _mode) in previous.items() if content)
             if restored_sources:
                 back, again = refresh(module, restored_sources)
-                state = ('The previous sources, pin and key were restored, and apt refreshes their lists again'
+                state = ('The previous sources, pin and key were restored, and apt refreshes their lists again, so '
+                         'apt works for the rest of the host as before.'
                          if back else 'The previous sources, pin and key were restored, but apt fails with them too '
-                         '(%s): they were broken before this run' % apt_line(again))
+                         '(%s): they were broken before this run, and apt stays as broken as it was.'
+                         % apt_line(again))
             else:
-                state = 'The sources, pin and key this run wrote were removed again (there were none before)'
+                state = ('The sources, pin and key this run wrote were removed again (there were none before), so apt '
+                         'is as it was before this run.')
             journal.clear()
             uris = ['%s %s' % (line['uri'], line['suite']) for content in files.values()
                     for line in ns.source_lines(content.decode('utf-8', 'replace'))]
-            module.fail_json(msg='The apt list refresh failed after writing the sources (%s). %s %s, so apt works '
-                                 'for the rest of the host as before.' % (', '.join(uris), classify(output)['reason'],
-                                                                          state),
+            module.fail_json(msg='The apt list refresh failed after writing the sources (%s). %s %s'
+                                 % (', '.join(uris), classify(output)['reason'], state),
                              stdout=output[-4000:], restored=True)
         result['refreshed'] = True
     journal.clear()

@@ -105,7 +105,7 @@ options:
   tool_timeout:
     description:
       - Seconds each GPU tool (C(rocminfo), C(rocm-smi), each C(amd-smi) call) may run before it is stopped
-        (coreutils C(timeout): TERM, then KILL 5 seconds later). A tool stopped so is a problem of the host that
+        (coreutils C(timeout) sends TERM, then KILL 5 seconds later). A tool stopped so is a problem of the host that
         preflight names; the other commands of the probe (apt, ldconfig, the engines, Slurm) have fixed limits.
     type: int
     default: 60
@@ -319,6 +319,7 @@ class Probe(object):
             result = parse_madison(stdout.splitlines())
             if rc != 0:
                 self.node['candidates_error'] = (stderr or stdout).strip()[-2000:]
+                self.node['sources_error'] = ns.apt_source_error('/', stderr + '\n' + stdout)
         self.node['candidates'] = dict((name, result.get(name, [])) for name in names)
 
     def autoremove(self):
