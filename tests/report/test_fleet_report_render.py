@@ -54,3 +54,40 @@ def test_the_page_ansible_writes_escapes_every_value(tmp_path):
         assert live not in page, live
     assert "limited at 0000:d1:00.0&#34; onmouseover=&#34;alert(2)" in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page and "&lt;b&gt;amdgpu" in page
+
+
+@pytest.mark.skipif(not ANSIBLE_PLAYBOOK.exists(), reason="ansible-playbook is not beside this python")
+@pytest.mark.parametrize("inside, expected", [
+    (False, "{project}/fleet-report {project}/validation-reports"),
+    (True, "{home}/gpulab-rocm/fleet-report {home}/gpulab-rocm/validation-reports"),
+])
+def test_report_defaults_outside_an_installed_collection(tmp_path, inside, expected):
+    # Issue 20, item 12: a playbook of the installed collection (an AWX execution environment) has its playbook_dir
+    # in the collection, root's there; the defaults must not point into it.
+    project = tmp_path / ("usr/share/ansible/collections/ansible_collections/gpulab/rocm" if inside else "project")
+    (project / "playbooks").mkdir(parents=True)
+    (project / "playbooks" / "show.yml").write_text("""
+- name: Show the report defaults as the roles read them
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Read the defaults
+      ansible.builtin.include_vars:
+        file: "{{ item }}"
+      loop: ["%s", "%s"]
+    - name: Write them down
+      ansible.builtin.copy:
+        content: "{{ rocm_report_dest | normpath }} {{ rocm_validate_fetch_dest | normpath }}"
+        dest: "%s"
+        mode: "0644"
+""" % (ROOT / "roles/rocm_report/defaults/main.yml", ROOT / "roles/rocm_validate/defaults/main.yml",
+       tmp_path / "defaults.txt"))
+    home = tmp_path / "home"
+    env = dict(os.environ, HOME=str(home), ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "localhost,",
+                           str(project / "playbooks" / "show.yml"),
+                           "-e", "ansible_python_interpreter=%s" % sys.executable],
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "defaults.txt").read_text() == expected.format(project=project, home=home)
