@@ -339,7 +339,7 @@ def timed_run(run, timeout_path, seconds=TOOL_TIMEOUT, notices=None):
     def bounded(argv, **kwargs):
         argv = list(argv)
         limit = kwargs.pop('seconds', None) or seconds
-        full = ([timeout_path, '--kill-after=%d' % KILL_AFTER, '%d' % limit] if timeout_path else []) + argv
+        full = ([timeout_path, '--kill-after=%d' % KILL_AFTER, '%d' % max(1, limit)] if timeout_path else []) + argv
         rc, stdout, stderr = run(full, **kwargs)
         if timeout_path and rc in _TIMED_OUT:
             raise ToolTimeout('%s did not finish within %d s and was stopped' % (' '.join(argv[:3]), limit))
