@@ -325,10 +325,9 @@ def utf8_notice(places):
     if not places:
         return None
     shown = [_NOT_UTF8_RE.sub(REPLACEMENT, place) for place in places[:10]]
+    more = ' and %d more' % (len(places) - 10) if len(places) > 10 else ''
     return ('bytes that are not UTF-8 were replaced by U+FFFD in %s%s (a file name or a tool output that is not '
-            'UTF-8: a flashed card string, a user\'s link)' % (', '.join(shown),
-                                                              ' and %d more' % (len(places) - 10)
-                                                              if len(places) > 10 else ''))
+            'UTF-8: a flashed card string, a user\'s link)' % (', '.join(shown), more))
 
 
 def timed_run(run, timeout_path, seconds=TOOL_TIMEOUT, notices=None):

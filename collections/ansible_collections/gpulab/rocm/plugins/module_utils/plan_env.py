@@ -182,10 +182,9 @@ def plan(node, wanted, stack):
         home = info.get('home_state') or {}
         if home.get('exists') is False or home.get('type') not in (None, 'directory', 'symlink'):
             # blockinfile (as the user) could not create the file: a notice, not a failed host.
+            what = 'does not exist' if not home.get('exists') else 'is a %s' % home.get('type')
             result.warn('user %s has no home folder (%s %s): no ROCm block in ~/.bashrc; make the folder, or leave '
-                        'the user out of rocm_gpu_users' % (user, info.get('home'),
-                                                           'does not exist' if not home.get('exists')
-                                                           else 'is a %s' % home.get('type')))
+                        'the user out of rocm_gpu_users' % (user, info.get('home'), what))
             continue
         if bashrc.get('type') == 'symlink':
             result.warn('%s of user %s is a symlink: not changed (root never follows a user\'s link); make it a plain '
