@@ -64,3 +64,73 @@ def test_root_does_not_take_over_a_users_folder(host):
     assert "rocm_env_miopen_dir /scratch/mallory is a directory of uid" in " ".join(run.output.split()), run
     assert runs.differences(before, runs.snapshot(host)) == []
     assert host.file("/scratch/mallory").user == "mallory"
+
+
+# --- issue 20: a GPU user, a flashed card or a wedged GPU against a run as root ------------------------------------
+
+def words(run):
+    return " ".join(run.output.split())
+
+
+def test_hostile_bashrc_files_are_notices_not_failures(host):
+    # Item 1: dave's 64 GiB sparse ~/.bashrc was read whole by the probe (OOM, "Module result deserialization
+    # failed"). Item 2: erin's link to '/tmp/\xff' made ansible-core refuse the probe's reply. Item 5: frank's block
+    # with END on its last line got a second block appended, keeping the old HSA_OVERRIDE_GFX_VERSION.
+    run = env_run()
+    assert run.rc == 0 and run.changed(NODE) == 0, run
+    text = words(run)
+    assert "/home/dave/.bashrc is larger than 4 MiB, more than the probe reads: not changed" in text, run
+    assert "/home/erin/.bashrc of user erin is a symlink: not changed" in text, run
+    assert "replaced by U+FFFD in gpulab_node.users.erin.bashrc.target" in text, run
+    assert "/home/frank/.bashrc has gpulab.rocm marker lines on line(s) [4]" in text, run
+    assert host.file("/home/dave/.bashrc").size == 64 << 30
+    frank = host.file("/home/frank/.bashrc").content_string
+    assert frank.count("# BEGIN gpulab.rocm environment") == 1 and frank.endswith("# END gpulab.rocm environment")
+
+
+def test_a_trailing_newline_in_a_value_is_refused(host):
+    # Item 6: "/opt/rocm\n" (a YAML | block) passed, and /etc/profile.d/rocm.sh broke every login shell.
+    profile = host.check_output("sha256sum /etc/profile.d/rocm.sh")
+    run = env_run({"rocm_env_rocm_path": "/opt/rocm\n"})
+    assert run.rc != 0 and run.changed(NODE) == 0, run
+    assert "rocm_env_rocm_path must be an absolute path" in words(run), run
+    assert host.check_output("sha256sum /etc/profile.d/rocm.sh") == profile
+    assert host.check_output("su - carol -c 'echo ok'") == "ok"
+
+
+def test_a_wedged_gpu_tool_is_a_problem_of_the_host_not_a_hang(host):
+    # Item 4: rocminfo of a wedged GPU never returns; `--tags repo` hung until killed, leaving the tool behind.
+    tool = host.check_output("readlink -f /opt/rocm/bin/rocminfo")
+    host.check_output("mv %s %s.real && printf '#!/bin/sh\\nexec sleep 600\\n' > %s && chmod 0755 %s"
+                      % (tool, tool, tool, tool))
+    try:
+        run = runs.playbook("site.yml", NODE, {"rocm_preflight_tool_timeout": 2}, tags="repo")
+    finally:
+        host.check_output("mv %s.real %s" % (tool, tool))
+    assert run.rc != 0 and run.changed(NODE) == 0, run
+    assert "rocminfo did not finish within 2 s and was stopped: the GPU or its driver may be wedged" in words(run), run
+    assert host.run("pgrep -f '[s]leep 600'").rc == 1  # the tool was stopped, not left behind
+
+
+def test_a_driver_install_whose_run_was_killed_is_marked_next_time(host):
+    # Item 8: killed between installing amdgpu-dkms and writing its reboot marker, the host was never marked (or
+    # rebooted) again. The converge installed the driver and marked it (a container is never rebooted); take away
+    # what the killed run never wrote.
+    assert host.package("amdgpu-dkms").is_installed and host.file("/run/reboot-required").exists
+    host.check_output("rm -f /run/reboot-required /var/lib/gpulab-rocm/driver-reboot")
+    run = runs.playbook("site.yml", NODE, tags="driver")
+    assert run.rc == 0 and run.changed(NODE) > 0, run
+    assert "needs a reboot, not done here: the host is a container" in words(run), run
+    assert host.file("/run/reboot-required").exists and host.file("/var/lib/gpulab-rocm/driver-reboot").exists
+    again = runs.playbook("site.yml", NODE, tags="driver")
+    assert again.rc == 0 and again.changed(NODE) == 0, again
+
+
+def test_validation_refuses_a_folder_others_may_rename_in(host):
+    # Item 9: in a 2770 lab-group scratch folder a group member could rename root's private folder away and put their
+    # own gpu_bench.py in its place; root ran it and its forged report passed.
+    run = runs.playbook("playbooks/validate.yml", NODE, {"rocm_validate_hosts": NODE,
+                                                           "rocm_validate_remote_dir": "/scratch/lab"})
+    assert run.rc != 0, run
+    assert "rocm_validate_remote_dir /scratch/lab has mode 2770: its group may rename the private folder" in words(run)
+    assert host.check_output("ls -A /scratch/lab") == ""

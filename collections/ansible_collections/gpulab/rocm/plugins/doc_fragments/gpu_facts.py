@@ -45,4 +45,13 @@ options:
       - A missing tool never fails; it gives C(present=false).
     type: bool
     default: false
+  timeout:
+    description:
+      - Seconds each call of the tool may run before it is stopped (coreutils C(timeout) sends TERM, then KILL 5 seconds
+        later); a tool stopped so fails the task with a message that names it (a wedged GPU or driver).
+      - Every string returned is valid UTF-8; bytes of the tool's output that are not are replaced by U+FFFD, with a
+        warning naming the tool.
+    type: int
+    default: 60
+    version_added: 0.3.0
 '''

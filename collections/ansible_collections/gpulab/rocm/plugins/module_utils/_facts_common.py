@@ -194,6 +194,12 @@ def _json_depth_over(text, start, limit):
     return False
 
 
+def json_too_deep(text, limit=MAX_DEPTH):
+    """Whether a JSON text nests more than limit arrays/objects (json.loads would end in RecursionError)."""
+    start = find_json_start(text)
+    return start >= 0 and _json_depth_over(text, start, limit)
+
+
 def _json_number(text):
     """json's parse_float/parse_int: a number out of range (1e999, 400 digits) is no value, like N/A."""
     if len(text) > _MAX_NUMBER_TEXT:
@@ -276,3 +282,88 @@ def combined(stdout, stderr):
     """stdout, then stderr: the tools print their error messages on either stream."""
     stdout, stderr = stdout or '', stderr or ''
     return stdout + ('\n' + stderr if stderr.strip() else '')
+
+
+# --- what every module returns: valid UTF-8, and tools that cannot hang a run -------------------------------------
+
+# A byte that is not UTF-8 in a tool's output or a file name reaches Python as a lone surrogate (surrogateescape),
+# and ansible-core refuses a module reply holding one. Each is replaced by U+FFFD and the place named.
+_NOT_UTF8_RE = re.compile(u'[\ud800-\udfff]')
+REPLACEMENT = u'\ufffd'
+# Seconds a GPU tool may run (rocminfo, rocm-smi, amd-smi take one or two on a healthy node; a wedged GPU or
+# driver makes them block for ever). coreutils' timeout sends TERM, then KILL KILL_AFTER seconds later.
+TOOL_TIMEOUT = 60
+KILL_AFTER = 5
+_TIMED_OUT = (124, 137)
+
+
+class ToolTimeout(Exception):
+    """A tool did not finish within its time and was stopped; the message names it and the time."""
+
+
+def valid_utf8(value, where, places=None):
+    """value (a str, or dicts and lists of them) with every character that cannot be UTF-8 replaced by U+FFFD.
+
+    places (a list) gets the path of each replaced string ('where.key.0'), keys included, so the notice can name
+    the tool or the file. Everything else is returned as it is."""
+    if isinstance(value, str):
+        if _NOT_UTF8_RE.search(value):
+            if places is not None:
+                places.append(where)
+            return _NOT_UTF8_RE.sub(REPLACEMENT, value)
+        return value
+    if isinstance(value, dict):
+        return dict((valid_utf8(key, '%s.%s' % (where, key), places),
+                     valid_utf8(item, '%s.%s' % (where, key), places)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [valid_utf8(item, '%s.%d' % (where, index), places) for index, item in enumerate(value)]
+    return value
+
+
+def utf8_notice(places):
+    """The notice for the places valid_utf8() changed; None when there are none."""
+    if not places:
+        return None
+    shown = [_NOT_UTF8_RE.sub(REPLACEMENT, place) for place in places[:10]]
+    more = ' and %d more' % (len(places) - 10) if len(places) > 10 else ''
+    return ('bytes that are not UTF-8 were replaced by U+FFFD in %s%s (a file name or a tool output that is not '
+            'UTF-8: a flashed card string, a user\'s link)' % (', '.join(shown), more))
+
+
+def timed_run(run, timeout_path, seconds=TOOL_TIMEOUT, notices=None):
+    """A run(argv, **kwargs) -> (rc, stdout, stderr) like AnsibleModule.run_command's, where each tool runs under
+    coreutils' timeout and its output is valid UTF-8 (a replaced byte adds a notice to notices, naming the tool).
+
+    A tool stopped by the timeout raises ToolTimeout. timeout_path None (no coreutils) runs the tool as it is."""
+    def bounded(argv, **kwargs):
+        argv = list(argv)
+        limit = kwargs.pop('seconds', None) or seconds
+        full = ([timeout_path, '--kill-after=%d' % KILL_AFTER, '%d' % max(1, limit)] if timeout_path else []) + argv
+        rc, stdout, stderr = run(full, **kwargs)
+        if timeout_path and rc in _TIMED_OUT:
+            raise ToolTimeout('%s did not finish within %d s and was stopped' % (' '.join(argv[:3]), limit))
+        places = []
+        stdout, stderr = valid_utf8(stdout, 'stdout', places), valid_utf8(stderr, 'stderr', places)
+        if places and notices is not None:
+            notices.append('%s printed bytes that are not UTF-8 (in its %s); they were replaced by U+FFFD'
+                           % (' '.join(argv[:3]), ' and '.join(sorted(set(places)))))
+        return rc, stdout, stderr
+    return bounded
+
+
+def tool_run(module, notices):
+    """The facts modules' run: module.run_command under their timeout option (timed_run)."""
+    return timed_run(module.run_command, module.get_bin_path('timeout'), module.params['timeout'], notices)
+
+
+def timeout_message(exc):
+    return '{0}: the GPU or its driver may be wedged (dmesg shows why); reset the GPU or reboot the node.'.format(exc)
+
+
+def clean_facts(module, key, facts, notices):
+    """facts with every string valid UTF-8; each notice (and what was replaced) becomes a warning."""
+    places = []
+    facts = valid_utf8(facts, key, places)
+    for text in notices + ([utf8_notice(places)] if places else []):
+        module.warn(text)
+    return facts

@@ -48,8 +48,10 @@ def _advice_signature(text, detail):
                 'again; do not turn signature checks off.' % (found or detail))
     if statuses & {'EXPKEYSIG', 'KEYEXPIRED'}:
         return ('The key that signs the repository has expired in the keyring apt uses (%s): vendors re-issue their '
-                'key with a new expiry (AMD did several times), so download the key again (run again: the key task '
-                'fetches it each run) and check that signed-by names that keyring; do not turn signature checks off.'
+                'key with a new expiry (AMD did several times), so download the key again: rocm_repo does when '
+                'the primary key on disk has expired, so run again (an expired signing subkey it does not see: remove '
+                'the keyring so that it is fetched), and check that signed-by names that keyring; do not turn '
+                'signature checks off.'
                 % (found or detail))
     if 'REVKEYSIG' in statuses:
         return ('The repository is signed with a key that its owner revoked (%s): the key URL or the repository '

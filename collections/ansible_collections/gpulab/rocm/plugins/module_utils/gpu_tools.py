@@ -13,7 +13,9 @@ __metaclass__ = type
 
 import threading
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import ParseError, combined, missing_tool
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
+    ParseError, ToolTimeout, combined, missing_tool,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.amd_smi import COMMANDS as AMD_SMI_COMMANDS
 from ansible_collections.gpulab.rocm.plugins.module_utils.amd_smi import diagnose, parse_amd_smi
 from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_smi import JSON_ARGS, parse_rocm_smi
@@ -113,7 +115,8 @@ def read_amd_smi(run, find, executable=None, metric=True, warn=None):
 def read_all(run, find, amd_smi_metric=True, warn=None):
     """The three tools' facts, read side by side (on a GPU node each takes a second or more).
 
-    A tool whose output no parser reads gets error_kind 'unreadable' and the reason (never a crash).
+    A tool whose output no parser reads gets error_kind 'unreadable' and the reason (never a crash); one that run
+    stopped at its time limit (ToolTimeout: a wedged GPU) gets error_kind 'timeout'.
     """
     readers = (('rocminfo', read_rocminfo, {}, empty_rocminfo), ('rocm_smi', read_rocm_smi, {}, empty_rocm_smi),
                ('amd_smi', read_amd_smi, {'metric': amd_smi_metric, 'warn': warn}, empty_amd_smi))
@@ -126,6 +129,11 @@ def read_all(run, find, amd_smi_metric=True, warn=None):
             facts = empty()
             facts.update(present=True, error='%s output is in no form the parser knows: %s'
                          % (key.replace('_', '-'), exc), error_kind='unreadable')
+            result[key] = facts
+        except ToolTimeout as exc:
+            facts = empty()
+            facts.update(present=True, error='%s: the GPU or its driver may be wedged (dmesg shows why); reset the '
+                         'GPU or reboot the node, then run again' % exc, error_kind='timeout')
             result[key] = facts
 
     threads = [threading.Thread(target=one, args=reader) for reader in readers]

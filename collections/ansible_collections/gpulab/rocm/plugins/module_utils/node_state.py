@@ -27,9 +27,18 @@ LDCONFIG_FILE = '/etc/ld.so.conf.d/rocm.conf'
 ADDUSER_CONF = '/etc/adduser.conf'
 # gpulab.rocm.apt_source keeps the last sources apt accepted here while it changes them (see that module).
 APT_JOURNAL = '/var/lib/gpulab-rocm/apt-source.journal'
+# rocm_driver touches this once it rebooted the host for a new driver, or marked the reboot (module_utils/plan_driver).
+DRIVER_REBOOT_RECORD = '/var/lib/gpulab-rocm/driver-reboot'
 MANAGED_FILES = (SOURCES_FILE, AMDGPU_SOURCES_FILE, PIN_FILE, PROFILE_FILE, LDCONFIG_FILE, ADDUSER_CONF)
 # Files read whole: small, root-owned, no secrets. Larger ones are described by checksum only.
 CONTENT_LIMIT = 256 * 1024
+# The most bytes root reads of any file it checksums (a user's ~/.bashrc can be a 64 GiB sparse file: no disk, no
+# quota); a larger file gets no checksum ('sha1': None, 'over_limit': True) and counts as differing.
+HASH_LIMIT = 16 << 20
+# The most of a user's ~/.bashrc the probe reads for the markers; a larger one is left alone, with a notice.
+BASHRC_LIMIT = 4 << 20
+# The most of a keyring the probe reads (as the key download: a signing key is a few KiB).
+KEYRING_LIMIT = 1 << 20
 BASHRC_BEGIN = '# BEGIN gpulab.rocm environment'
 BASHRC_END = '# END gpulab.rocm environment'
 
@@ -81,18 +90,10 @@ def os_facts(root='/', uname_release=None, machine=None):
 
 
 def read_text(path, limit=CONTENT_LIMIT):
-    """Text of a regular file, never following a symlink; None when absent or not a regular file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.read(fd, limit + 1)
-    finally:
-        os.close(fd)
-    return data[:limit].decode('utf-8', 'replace')
+    """Text of a regular file (its first limit bytes), never following a symlink; None when absent or not a regular
+    file."""
+    data = read_bytes(path, limit)
+    return None if data is None else data[:limit].decode('utf-8', 'replace')
 
 
 def describe_file(path, with_content=True):
@@ -106,33 +107,54 @@ def describe_file(path, with_content=True):
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return {'exists': False, 'type': None}
         return {'exists': None, 'type': None, 'error': str(exc)}
-    kind = ('symlink' if stat.S_ISLNK(info.st_mode) else 'file' if stat.S_ISREG(info.st_mode)
-            else 'directory' if stat.S_ISDIR(info.st_mode) else 'other')
+    kind = file_type(info.st_mode)
     result = {'exists': True, 'type': kind, 'mode': '%04o' % stat.S_IMODE(info.st_mode), 'uid': info.st_uid,
               'gid': info.st_gid, 'size': info.st_size, 'mtime': info.st_mtime}
     if kind == 'symlink':
         result['target'] = os.readlink(path)
     if kind == 'file':
-        data = read_bytes(path)
-        if data is not None:
-            result['sha1'] = hashlib.sha1(data).hexdigest()
-            if with_content and len(data) <= CONTENT_LIMIT:
-                result['content'] = data.decode('utf-8', 'replace')
+        digest = hashlib.sha1()
+        head = read_bytes(path, HASH_LIMIT, digest.update)
+        if head is not None and len(head) > HASH_LIMIT:
+            result.update(sha1=None, over_limit=True)
+        elif head is not None:
+            result['sha1'] = digest.hexdigest()
+            if with_content and len(head) <= CONTENT_LIMIT:
+                result['content'] = head.decode('utf-8', 'replace')
     return result
 
 
-def read_bytes(path):
+def file_type(mode):
+    """The kind of a file from its lstat mode, in words a message can use."""
+    for test, name in ((stat.S_ISLNK, 'symlink'), (stat.S_ISREG, 'file'), (stat.S_ISDIR, 'directory'),
+                       (stat.S_ISFIFO, 'FIFO'), (stat.S_ISSOCK, 'socket'), (stat.S_ISCHR, 'character device'),
+                       (stat.S_ISBLK, 'block device')):
+        if test(mode):
+            return name
+    return 'other'
+
+
+def read_bytes(path, limit, feed=None):
+    """At most limit + 1 bytes of a regular file (more than limit: the file is larger), never following a link and
+    never blocking on a FIFO; None when absent or not a regular file. feed(chunk) sees the first limit bytes as
+    they are read (a checksum without a second copy). The one bounded reader of the probe: every file root reads
+    where a user may have put something goes through here or read_text()."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
     except OSError:
         return None
-    chunks = []
+    chunks, size = [], 0
     try:
-        while True:
-            chunk = os.read(fd, 1 << 20)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
             if not chunk:
                 break
+            if feed is not None:
+                feed(chunk[:limit - size])
             chunks.append(chunk)
+            size += len(chunk)
     finally:
         os.close(fd)
     return b''.join(chunks)
@@ -254,7 +276,7 @@ def disk_free(root, path):
 def secure_boot(sysfs_root):
     """Secure Boot from the SecureBoot EFI variable (4 attribute bytes, then 1 = on); None without EFI variables."""
     path = os.path.join(sysfs_root, 'firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0b1b14db5a2')
-    data = read_bytes(path)
+    data = read_bytes(path, 4096)
     if not data or len(data) < 5:
         return None
     return bool(bytearray(data)[-1])
@@ -345,7 +367,8 @@ def listed_packages(root, names):
     for entry in entries:
         if not entry.endswith('_Packages') or len(found) == len(wanted):
             continue
-        data = read_bytes(os.path.join(lists_dir, entry)) or b''
+        # Root's own files (apt writes them), bounded anyway.
+        data = read_bytes(os.path.join(lists_dir, entry), 1 << 30) or b''
         data = b'\n' + data
         found.update(name for name, needle in wanted.items() if name not in found and needle in data)
     return found
@@ -368,6 +391,35 @@ def parse_apt_policy(text):
     return result
 
 
+_CONFLICT_RE = re.compile(r'Conflicting values set for option \S+ regarding source (\S+)')
+
+
+def apt_source_error(root, text):
+    """apt's own lines about sources it could not read (Malformed entry ... in list file X, Conflicting values
+    ... regarding source URL, ...), each Conflicting line with the files under sources.list.d that name the URL
+    (apt names the source, not the file); None when apt said nothing of the kind."""
+    lines = [line.strip() for line in (text or '').splitlines() if line.strip().startswith(('E:', 'W:'))]
+    wanted = [line for line in lines if 'Malformed' in line or 'Conflicting values' in line
+              or 'could not be read' in line or 'list file' in line or 'sources.list' in line]
+    if not wanted:
+        return None
+    folder = at(root, '/etc/apt/sources.list.d')
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        names = []
+    shown = []
+    for line in wanted:
+        match = _CONFLICT_RE.search(line)
+        if match:
+            uri = match.group(1).rstrip('/').rstrip(':')
+            holders = ['/etc/apt/sources.list.d/' + name for name in names if name.endswith(('.list', '.sources'))
+                       and uri in (read_text(os.path.join(folder, name)) or '')]
+            line += ' (named in %s)' % ', '.join(holders) if holders else ''
+        shown.append(line)
+    return '; '.join(shown)
+
+
 def parse_simulated_removals(text):
     """`apt-get --simulate autoremove` (or purge) -> the package names apt would remove ("Remv name [version]")."""
     return sorted(set(match.group(1) for match in re.finditer(r'^(?:Remv|Purg) (\S+)', text or '', re.M)))
@@ -375,10 +427,19 @@ def parse_simulated_removals(text):
 
 def bashrc_block(path, text):
     """The gpulab.rocm block of a user's ~/.bashrc, never the rest of the file (it is the user's, and may hold
-    secrets): {'block': text between the markers or None, 'markers': 'none' | 'one' | 'broken'}."""
-    lines = (text or '').splitlines()
-    begins = [i for i, line in enumerate(lines) if line.strip() == BASHRC_BEGIN]
-    ends = [i for i, line in enumerate(lines) if line.strip() == BASHRC_END]
+    secrets): {'block': text between the markers or None, 'markers': 'none' | 'one' | 'broken' | 'inexact'}.
+
+    A marker counts only as ansible.builtin.blockinfile (the writer) matches it: the whole line, ended by '\n'.
+    A line that is a marker but for spaces around it, a '\r' or a missing last newline would not be found by the
+    writer, which would append a second block: 'inexact', with the line numbers, and the file is left alone."""
+    lines = (text or '').split('\n')
+    # The last element has no '\n' after it: a marker there is not one blockinfile matches.
+    begins = [i for i, line in enumerate(lines[:-1]) if line == BASHRC_BEGIN]
+    ends = [i for i, line in enumerate(lines[:-1]) if line == BASHRC_END]
+    near = [i + 1 for i, line in enumerate(lines) if line.strip() in (BASHRC_BEGIN, BASHRC_END)
+            and (i in begins) == (i in ends)]
+    if near:
+        return {'block': None, 'markers': 'inexact', 'inexact_lines': near}
     if not begins and not ends:
         return {'block': None, 'markers': 'none'}
     if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0]:
@@ -464,6 +525,22 @@ def process_start_time(proc_root, pid):
         return btime + float(ticks) / os.sysconf('SC_CLK_TCK')
     except (AttributeError, IndexError, ValueError, TypeError, OSError):
         return None
+
+
+def driver_boot_state(root, proc_root, package):
+    """{'driver_installed_at': when dpkg last unpacked package (its .list file), 'booted_at': this boot (btime),
+    'reboot_recorded_at': when rocm_driver last rebooted or marked the host for it (DRIVER_REBOOT_RECORD),
+    'reboot_marked': whether /run/reboot-required exists}; None for what is unknown."""
+    def mtime(path):
+        try:
+            return os.lstat(at(root, path)).st_mtime
+        except OSError:
+            return None
+    match = re.search(r'^btime\s+(\d+)$', read_text(os.path.join(proc_root, 'stat')) or '', re.M)
+    return {'driver_installed_at': mtime('/var/lib/dpkg/info/%s.list' % package),
+            'booted_at': int(match.group(1)) if match else None,
+            'reboot_recorded_at': mtime(DRIVER_REBOOT_RECORD),
+            'reboot_marked': os.path.lexists(at(root, '/run/reboot-required'))}
 
 
 def docker_daemon(root='/', proc_root='/proc'):

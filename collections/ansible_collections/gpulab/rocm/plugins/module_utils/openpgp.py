@@ -378,3 +378,74 @@ def trusted_keyring(data, fingerprints):
 
 def _shorten(text, limit):
     return text if len(text) <= limit else text[:limit - 3] + '...'
+
+
+_SELF_CERTIFICATIONS = (0x10, 0x11, 0x12, 0x13, 0x1F)
+
+
+def _subpackets(data):
+    """(type, body) of each signature subpacket in data (RFC 9580 5.2.3.7); stops at a damaged length."""
+    data, pos = bytearray(data), 0
+    while pos < len(data):
+        first = data[pos]
+        if first < 192:
+            length, pos = first, pos + 1
+        elif first < 255 and pos + 1 < len(data):
+            length, pos = ((first - 192) << 8) + data[pos + 1] + 192, pos + 2
+        elif first == 255 and pos + 5 <= len(data):
+            length, pos = int.from_bytes(bytes(data[pos + 1:pos + 5]), 'big'), pos + 5
+        else:
+            return
+        if length < 1 or pos + length > len(data):
+            return
+        yield data[pos] & 0x7F, bytes(data[pos + 1:pos + length])
+        pos += length
+
+
+def _self_signature_times(body, key_id):
+    """(created, key expiration seconds or None) of a v4/v6 signature whose issuer is key_id (or that names no
+    issuer), from its hashed area; None for other signatures (v3, a third party's)."""
+    body = bytearray(body)
+    if len(body) < 6 or body[0] not in (4, 5, 6) or body[1] not in _SELF_CERTIFICATIONS:
+        return None
+    wide = body[0] != 4
+    hashed_len = int.from_bytes(bytes(body[4:8] if wide else body[4:6]), 'big')
+    start = 8 if wide else 6
+    created, expires, issuers = None, None, []
+    for kind, data in _subpackets(body[start:start + hashed_len]):
+        if kind == 2 and len(data) == 4:
+            created = int.from_bytes(data, 'big')
+        elif kind == 9 and len(data) == 4:
+            expires = int.from_bytes(data, 'big')
+        elif kind == 33 and len(data) > 1:
+            issuers.append(data[1:].hex().upper())
+        elif kind == 16 and len(data) == 8:
+            issuers.append(data.hex().upper())
+    if issuers and not any(issuer.endswith(key_id) or key_id.endswith(issuer) for issuer in issuers):
+        return None
+    return (created or 0, expires)
+
+
+def key_expiry(packets):
+    """{primary fingerprint: when it expires (seconds since the epoch) or None (never)} of binary key data, from
+    each primary key's newest self-certification (its key expiration time). Read only to decide whether to fetch
+    the key again (apt reports EXPKEYSIG for an expired one): the signatures are not verified here."""
+    result, primary, created, newest = {}, None, 0, None
+    for tag, body in iter_packets(packets):
+        if tag == TAG_PUBLIC_KEY:
+            primary, newest = fingerprint(body), None
+            created = int.from_bytes(bytes(body[1:5]), 'big') if len(body) >= 5 else 0
+            result[primary] = None
+        elif tag == TAG_PUBLIC_SUBKEY:
+            primary = None
+        elif tag == TAG_SIGNATURE and primary:
+            times = _self_signature_times(body, primary[-16:] if len(primary) == 40 else primary)
+            if times and (newest is None or times[0] >= newest):
+                newest = times[0]
+                result[primary] = created + times[1] if times[1] else None
+    return result
+
+
+def expired_keys(packets, now):
+    """The primary fingerprints of binary key data whose self-signature says they expired before now."""
+    return sorted(fpr for fpr, expires in key_expiry(packets).items() if expires is not None and expires <= now)

@@ -16,7 +16,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Pla
 BEGIN = '# BEGIN gpulab.rocm'
 END = '# END gpulab.rocm'
 SUPERSEDED = '  # superseded by the gpulab.rocm block below'
-_GROUP_RE = re.compile(r'^[a-z_][a-z0-9_-]{0,31}$')
+_GROUP_RE = re.compile(r'^[a-z_][a-z0-9_-]{0,31}\Z')
 _ASSIGN_RE = re.compile(r'^\s*(ADD_)?EXTRA_GROUPS\s*=')
 _EXTRA_RE = re.compile(r'^\s*EXTRA_GROUPS\s*=\s*"?([^"\n]*)"?')
 

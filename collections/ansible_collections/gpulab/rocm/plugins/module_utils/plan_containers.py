@@ -15,10 +15,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import math
 import re
 from collections import OrderedDict
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import json_too_deep
 from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, file_matches
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import USER_NAME_RE
@@ -40,11 +42,11 @@ DOCKER_CDI_SINCE = (25, 0)
 DOCKER_PACKAGES = {'Debian 13': ['docker.io', 'docker-cli']}
 DOCKER_PACKAGES_DEFAULT = ['docker.io']
 
-_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+$')
-_SPEC_PATH_RE = re.compile(r'^(/etc/cdi|/var/run/cdi)/[A-Za-z0-9][A-Za-z0-9._-]*\.json$')
-_DEVICE_PATH_RE = re.compile(r'^/dev/(kfd|dri/(card|renderD)\d{1,4})$')
-_DEVICE_NAME_RE = re.compile(r'^(all|\d{1,3})$')
-_ENV_RE = re.compile(r'^HSA_OVERRIDE_GFX_VERSION(_\d{1,4})?=\d{1,2}\.\d{1,2}\.\d{1,2}$')
+_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+\Z')
+_SPEC_PATH_RE = re.compile(r'^(/etc/cdi|/var/run/cdi)/[A-Za-z0-9][A-Za-z0-9._-]*\.json\Z')
+_DEVICE_PATH_RE = re.compile(r'^/dev/(kfd|dri/(card|renderD)\d{1,4})\Z')
+_DEVICE_NAME_RE = re.compile(r'^(all|\d{1,3})\Z')
+_ENV_RE = re.compile(r'^HSA_OVERRIDE_GFX_VERSION(_\d{1,4})?=\d{1,2}\.\d{1,2}\.\d{1,2}\Z')
 _MAX_GID = 2 ** 31 - 1
 
 
@@ -226,8 +228,20 @@ def parse_daemon_json(path, info):
             raise ValueError('the key(s) %s appear twice in one object' % ', '.join(map(repr, twice)))
         return OrderedDict(items)
 
+    def finite(number):
+        value = float(number)
+        if math.isinf(value):
+            raise ValueError('the number %s is out of range (JSON has no infinity; Docker would not read it)' % number)
+        return value
+
+    def no_constant(name):
+        raise ValueError('%s is not JSON (Python writes it; Docker does not read it)' % name)
+
+    if json_too_deep(text, 64):
+        raise PlanError('rocm_containers: %s nests more than 64 levels of objects or arrays: no Docker setting does; '
+                        'it is damaged or not a daemon.json. Fix it, then run again. Nothing was changed.' % path)
     try:
-        data = json.loads(text, object_pairs_hook=pairs)
+        data = json.loads(text, object_pairs_hook=pairs, parse_float=finite, parse_constant=no_constant)
     except ValueError as exc:
         raise PlanError('rocm_containers: %s is not valid JSON (%s); Docker would not start with it either. Fix it, '
                         'then run again.' % (path, exc))

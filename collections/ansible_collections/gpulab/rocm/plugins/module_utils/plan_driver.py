@@ -14,7 +14,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, apt_ready
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
 
-_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+$')
+_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+\Z')
 
 
 def reboot_plan(policy_allows, connection, host_machine_id, controller_machine_id, in_container):
@@ -38,14 +38,15 @@ def reboot_plan(policy_allows, connection, host_machine_id, controller_machine_i
 def plan(node, wanted, stack, controller=None):
     """wanted: packages, headers_package ('' for none; None: the running kernel's), reboot, connection.
 
-    Returns the Plan: wanted (bool), why_not, install (apt specs, headers first), reboot {'allowed', 'reason'}.
+    Returns the Plan: wanted (bool), why_not, install (apt specs, headers first), reboot {'allowed', 'reason'},
+    reboot_pending (the installed driver is not loaded yet and nobody was told: reboot or mark it now).
     """
     result = Plan('driver')
     pci = node.get('gpu_pci') or {}
     in_container = bool(pci.get('in_container'))
     wants = driver_wanted(stack['kernel_driver'], in_container) and stack['install_source'] == 'amd'
     result.update(wanted=wants, why_not=None, install=[], reboot=None, unbound=list(pci.get('unbound') or []),
-                  apt_ready=apt_ready(node))
+                  apt_ready=apt_ready(node), reboot_pending=False)
     # Bad names are refused wherever the role runs, driver wanted here or not (the gate lists them before any change).
     bad = [name for name in wanted.get('packages') or [] if not _PACKAGE_RE.match(str(name))]
     headers = wanted.get('headers_package')
@@ -80,7 +81,31 @@ def plan(node, wanted, stack, controller=None):
             result['install'].append('%s=*.%s-*' % (name, code) if code else name)
             result.change('install %s of ROCm %s' % (name, stack['version']),
                           'not installed' if abbrev[1] != 'i' else 'installed at %s' % version)
+    if not result['install']:
+        result['reboot_pending'] = _reboot_pending(node, wanted.get('packages') or [], result)
     result['reboot'] = reboot_plan(bool(wanted.get('reboot', True)), wanted.get('connection'),
                                    (node.get('os') or {}).get('machine_id'),
                                    (controller or {}).get('machine_id'), in_container)
     return result
+
+
+def _reboot_pending(node, names, result):
+    """Whether the installed amdgpu-dkms waits for a reboot that no run did or marked: unpacked after this boot, not
+    the loaded module's version, and no /run/reboot-required. A run killed between the install and its reboot (or
+    the marker) left exactly that; the next run finishes it instead of reporting changed=0."""
+    versions = node.get('versions') or {}
+    installed_at, booted_at = versions.get('driver_installed_at'), versions.get('booted_at')
+    if 'amdgpu-dkms' not in names or versions.get('reboot_marked') or not installed_at or not booted_at:
+        return False
+    version = ((node.get('packages') or {}).get('amdgpu-dkms') or ['', ''])[1]
+    loaded = versions.get('amdgpu')
+    upstream = re.sub(r'^\d+:', '', version).split('-')[0]
+    # Rebooted since, or rebooted (marked) for by the role since: nothing pending (a driver that still does not
+    # load after its reboot is verify's finding, never a reboot loop).
+    settled = max(booted_at, versions.get('reboot_recorded_at') or 0)
+    if installed_at <= settled or (loaded and upstream.startswith(loaded)):
+        return False
+    result.change('load amdgpu-dkms %s (reboot, or mark the reboot)' % version,
+                  'it was installed after the last boot and the loaded amdgpu is %s: a run stopped before its reboot'
+                  % (loaded or 'another one (no version)'))
+    return True

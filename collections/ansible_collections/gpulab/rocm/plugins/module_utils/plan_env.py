@@ -22,9 +22,9 @@ except ImportError:  # Python 2
     from pipes import quote
 
 HEADER = '# Managed by gpulab.rocm (role rocm_env). Local changes are overwritten.\n'
-_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
-_PATH_RE = re.compile(r'^/[A-Za-z0-9._/+-]*$')
-_VERSION_RE = re.compile(r'^\d+\.\d+\.\d+$')
+_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*\Z')
+_PATH_RE = re.compile(r'^/[A-Za-z0-9._/+-]*\Z')
+_VERSION_RE = re.compile(r'^\d+\.\d+\.\d+\Z')
 SYSTEM_PREFIXES = ('/usr', '/usr/local')
 # Never set by rocm_env_extra_variables: they would change how every login shell runs programs.
 RESERVED = ('PATH', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'BASH_ENV', 'ENV', 'IFS', 'PS4', 'SHELLOPTS',
@@ -55,7 +55,7 @@ def check(wanted):
                         % (wanted['hsa_override_gfx_version'],))
     if wanted.get('hip_platform') not in ('amd', 'nvidia'):
         problems.append('rocm_env_hip_platform must be amd or nvidia, got %r' % (wanted.get('hip_platform'),))
-    bad = [t for t in wanted.get('gfx_targets') or [] if not re.match(r'^gfx[0-9a-f]{3,4}$', str(t))]
+    bad = [t for t in wanted.get('gfx_targets') or [] if not re.match(r'^gfx[0-9a-f]{3,4}\Z', str(t))]
     if bad:
         problems.append('rocm_env_gfx_targets holds values that are not gfx targets such as gfx90a: %s'
                         % ', '.join(map(repr, bad)))
@@ -179,12 +179,33 @@ def plan(node, wanted, stack):
             continue
         bashrc = info.get('bashrc') or {}
         label = '%s/.bashrc' % info.get('home')
+        home = info.get('home_state') or {}
+        if home.get('exists') is False or home.get('type') not in (None, 'directory', 'symlink'):
+            # blockinfile (as the user) could not create the file: a notice, not a failed host.
+            what = 'does not exist' if not home.get('exists') else 'is a %s' % home.get('type')
+            result.warn('user %s has no home folder (%s %s): no ROCm block in ~/.bashrc; make the folder, or leave '
+                        'the user out of rocm_gpu_users' % (user, info.get('home'), what))
+            continue
+        if bashrc.get('type') == 'symlink':
+            result.warn('%s of user %s is a symlink: not changed (root never follows a user\'s link); make it a plain '
+                        'file to get the ROCm block' % (label, user))
+            continue
         if bashrc.get('type') not in (None, 'file'):
-            result.warn('%s of user %s is a %s: not changed (root never follows a user\'s link); make it a plain '
-                        'file to get the ROCm block' % (label, user, bashrc.get('type')))
+            result.warn('%s of user %s is a %s, not a plain file: not changed (the role writes only a plain file); '
+                        'replace it with one to get the ROCm block' % (label, user, bashrc.get('type')))
             continue
         if bashrc.get('exists') and bashrc.get('uid') != info.get('uid'):
             result.warn('%s is not owned by %s: not changed' % (label, user))
+            continue
+        if bashrc.get('markers') == 'over_limit':
+            result.warn('%s is larger than %d MiB, more than the probe reads: not changed; shorten it to get the ROCm '
+                        'block' % (label, (bashrc.get('limit') or 0) >> 20))
+            continue
+        if bashrc.get('markers') == 'inexact':
+            result.warn('%s has gpulab.rocm marker lines on line(s) %s with spaces, a carriage return (CRLF) or no '
+                        'newline after them: not changed, since the writer would not find them and would add a '
+                        'second block; make each marker a line of its own, exactly "%s" or "%s"'
+                        % (label, bashrc.get('inexact_lines'), ns.BASHRC_BEGIN, ns.BASHRC_END))
             continue
         if bashrc.get('markers') == 'broken':
             result.warn('%s has gpulab.rocm markers out of order (BEGIN on line(s) %s, END on line(s) %s): not changed, '

@@ -20,10 +20,10 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Pla
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
 
 HEADER = '# Managed by gpulab.rocm (role rocm_repo): %s. Local changes are overwritten.\n'
-_URL_RE = re.compile(r'^(https?|file)://[^\s\[\]"\'\\]+$')
-_TOKEN_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
-_PATH_RE = re.compile(r'^/[A-Za-z0-9._/-]+$')
-_FPR_RE = re.compile(r'^([0-9A-F]{40}|[0-9A-F]{64})$')
+_URL_RE = re.compile(r'^(https?|file)://[^\s\[\]"\'\\#]+\Z')  # no '#': apt reads the rest as a comment
+_TOKEN_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*\Z')
+_PATH_RE = re.compile(r'^/[A-Za-z0-9._/-]+\Z')
+_FPR_RE = re.compile(r'^([0-9A-F]{40}|[0-9A-F]{64})\Z')
 
 
 def check(wanted):
@@ -32,8 +32,8 @@ def check(wanted):
     problems = []
     for key in ('base_url', 'key_url'):
         if not _URL_RE.match(str(wanted.get(key) or '')):
-            problems.append('rocm_repo_%s must be an http(s):// or file:// URL without spaces, quotes or brackets, '
-                            'got %r' % (key, wanted.get(key)))
+            problems.append('rocm_repo_%s must be an http(s):// or file:// URL without spaces, quotes, brackets, '
+                            '"#" or a line break, got %r' % (key, wanted.get(key)))
     for key in ('architecture', 'pin_origin'):
         if not _TOKEN_RE.match(str(wanted.get(key) or '')):
             problems.append('rocm_repo_%s must be one word (letters, digits, ".", "-", "_"), got %r'
@@ -185,6 +185,10 @@ def plan(node, wanted, stack):
         result['key'] = 'install'
         result.change('replace the signing key %s' % wanted['keyring'], 'it holds %s, not only trusted keys (%s)'
                       % (', '.join(keyring.get('fingerprints') or ['no readable key']), ', '.join(sorted(trusted))))
+    elif keyring.get('expired'):
+        result['key'] = 'install'
+        result.change('fetch the signing key %s again' % wanted['keyring'], 'the key %s in it has expired (apt '
+                      'reports EXPKEYSIG): vendors re-issue their key with a new expiry' % ', '.join(keyring['expired']))
     elif keyring.get('mode') != '0644' or keyring.get('uid') != 0:
         result['key'] = 'install'
         result.change('set owner and mode of %s' % wanted['keyring'], 'not root-owned 0644')

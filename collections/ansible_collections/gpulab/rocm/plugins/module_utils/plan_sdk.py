@@ -21,8 +21,8 @@ DISTRO_DEFAULTS = {
     'Ubuntu 24.04': ['rocminfo', 'rocm-smi', 'hipcc', 'libamdhip64-dev', 'librocblas-dev'],
 }
 # A Debian package name (policy 5.6.1); anything else could reach apt as an option or a pattern.
-_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+$')
-_GFX_RE = re.compile(r'^gfx[0-9a-f]{3,4}$')
+_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+\Z')
+_GFX_RE = re.compile(r'^gfx[0-9a-f]{3,4}\Z')
 
 
 def check(wanted):
@@ -137,6 +137,11 @@ def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
     else:
         available = dict((name, list(versions)) for name, versions in candidates.items())
         packages = rocm_packages.plan_from(package_spec, installed, available)
+        if packages['missing'] and node.get('sources_error'):
+            # apt-cache read no source at all: the packages are not missing, another list file is broken.
+            raise PlanError('rocm_sdk: apt cannot read the host\'s apt sources, so it offers none of %s: %s. Fix or '
+                            'remove that file, then run again. No package was changed (the ROCm sources that '
+                            'rocm_repo wrote stay).' % (', '.join(packages['missing']), node['sources_error']))
         if packages['missing'] and not check_mode:
             raise PlanError('rocm_sdk: not in the configured apt repositories: %s. Check the package names '
                             '(rocm_sdk_packages, rocm_sdk_extra_packages%s) and that the repository holds this '

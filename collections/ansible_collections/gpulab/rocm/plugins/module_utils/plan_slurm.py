@@ -28,8 +28,8 @@ DEFAULTS_FILE = '/etc/default/slurmd'
 MUNGE_KEY = '/etc/munge/munge.key'
 CONTROLLER_PACKAGES = ['munge', 'slurmctld', 'slurm-client']
 NODE_PACKAGES = ['munge', 'slurmd', 'slurm-client']
-_CLUSTER_NAME_RE = re.compile(r'^[a-z0-9][a-z0-9_-]{0,39}$')
-_PARTITION_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$')
+_CLUSTER_NAME_RE = re.compile(r'^[a-z0-9][a-z0-9_-]{0,39}\Z')
+_PARTITION_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z')
 
 
 # --- phase slurm_node ---------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ def plan(node, wanted, stack, name=None):
     """wanted: expected_gfx_targets. Returns the Plan: record, problems, stats (the set_stats entry), summary."""
     result = Plan('verify')
     targets = list(wanted.get('expected_gfx_targets') or [])
-    bad = [t for t in targets if not re.match(r'^gfx[0-9a-f]{3,4}$', str(t))]
+    bad = [t for t in targets if not re.match(r'^gfx[0-9a-f]{3,4}\Z', str(t))]
     if bad:
         raise PlanError('rocm_verify_expected_gfx_targets holds values that are not gfx targets such as gfx90a: %s'
                         % ', '.join(map(repr, bad)))

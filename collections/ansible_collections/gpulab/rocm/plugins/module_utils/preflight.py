@@ -117,6 +117,11 @@ def plan(node, wanted, stack):
     if missing:
         problems.append('users that do not exist: %s (rocm_gpu_users); create them first' % ', '.join(missing))
 
+    # A tool the probe had to stop (a wedged GPU hangs rocminfo) is this host's problem, not a hung run; what the
+    # probe replaced or left unread (bytes that are not UTF-8, a file over its bound) is a notice.
+    problems.extend(node.get('timeouts') or [])
+    warnings.extend(node.get('notices') or [])
+
     pending = node.get('dpkg_pending') or {}
     if pending.get('packages') or pending.get('journal'):
         warnings.append('an interrupted dpkg run left %s half done; rocm_sdk finishes it before installing'

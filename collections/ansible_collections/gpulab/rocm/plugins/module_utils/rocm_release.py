@@ -31,8 +31,8 @@ _POINT_RELEASE_INDEXES = ('6.2.4',)
 DEBIAN_SUITES = {'12': 'jammy', '13': 'noble'}
 UBUNTU_SUITES = {'20.04': 'focal', '22.04': 'jammy', '24.04': 'noble'}
 
-_VERSION_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?$')
-_DRIVER_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?$')
+_VERSION_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?\Z')
+_DRIVER_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?\Z')
 
 # ROCm 7.x releases this collection knows: release -> the amdgpu driver directory released with it (its own numbers
 # from 7.0 on; reference 1.1). Sources:

@@ -38,14 +38,14 @@ GPU_TYPES_BY_REVISION = {
     ('0x744c', '0xc8'): 'rx7900xtx', ('0x744c', '0xcc'): 'rx7900xt', ('0x744c', '0xce'): 'rx7900gre',
 }
 
-TYPE_RE = re.compile(r'^[a-z][a-z0-9_]{0,31}$')
-NODE_NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$')
-HOST_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9.:-]{0,252}$')
-RENDER_RE = re.compile(r'^/dev/dri/renderD\d{1,4}$')
-KEY_RE = re.compile(r'^[A-Za-z][A-Za-z0-9]{0,63}$')
+TYPE_RE = re.compile(r'^[a-z][a-z0-9_]{0,31}\Z')
+NODE_NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z')
+HOST_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9.:-]{0,252}\Z')
+RENDER_RE = re.compile(r'^/dev/dri/renderD\d{1,4}\Z')
+KEY_RE = re.compile(r'^[A-Za-z][A-Za-z0-9]{0,63}\Z')
 # A value in slurm.conf: no whitespace, no comment sign, no quote (the role writes no quoted values).
-VALUE_RE = re.compile(r'^[^\s#"\']{1,1024}$')
-DEVICE_ID_RE = re.compile(r'^0x[0-9a-f]{4}$')
+VALUE_RE = re.compile(r'^[^\s#"\']{1,1024}\Z')
+DEVICE_ID_RE = re.compile(r'^0x[0-9a-f]{4}\Z')
 
 
 def gpu_type(device_id, revision=None, gfx_target=None, overrides=None):

@@ -44,8 +44,8 @@ DEFAULTS = dict((name, default) for name, default, _help in INPUTS)
 KERNEL_DRIVER_CHOICES = ('auto', 'always', 'never')
 INSTALL_SOURCES = ('amd', 'distro')
 # What useradd accepts on Debian and Ubuntu (NAME_REGEX of adduser.conf, plus upper case and dots).
-SUITE_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
-USER_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$')
+SUITE_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*\Z')
+USER_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?\Z')
 
 
 class StackError(ValueError):

@@ -85,3 +85,37 @@ def failures(report, thresholds, unknown_model='report', scale=1.0):
         elif not isinstance(value, (int, float)) or isinstance(value, bool) or value < minimum:
             found.append('%s = %s is under its threshold %g' % (figure, value, minimum))
     return ['%s: %s' % (model, line) for line in found]
+
+
+def remote_dir_problems(path, folder, parent, uid=0):
+    """Why rocm_validate_remote_dir is no place for root's private folder; [] when it is.
+
+    folder, parent: ansible.builtin.stat results (follow: false) of the folder and of its parent; uid: who runs
+    the benchmarks. The private folder made there is 0700, but whoever may write the folder itself can rename it
+    away and put one of their own, with their own gpu_bench.py, under the same name: only the sticky bit (as on
+    /tmp and /var/tmp) stops that. The same holds one level up for the folder itself."""
+    problems = []
+    for what, name, stat in (('rocm_validate_remote_dir', path, folder),
+                             ('the parent of rocm_validate_remote_dir', _parent(path), parent)):
+        stat = stat if isinstance(stat, Mapping) else {}
+        if not stat.get('exists'):
+            problems.append('%s %s does not exist' % (what, name))
+            continue
+        if stat.get('islnk') or not stat.get('isdir'):
+            problems.append('%s %s is %s, not a folder (root follows no link there)'
+                            % (what, name, 'a symlink' if stat.get('islnk') else 'not a folder'))
+            continue
+        mode = int(str(stat.get('mode') or '0'), 8)
+        if stat.get('uid') not in (0, uid):
+            problems.append('%s %s belongs to uid %s: its owner can rename what root makes there'
+                            % (what, name, stat.get('uid')))
+        elif mode & 0o022 and not mode & 0o1000:
+            problems.append('%s %s has mode %04o: its %s may rename the private folder made there and put their own '
+                            'in its place (no sticky bit)' % (what, name, mode,
+                                                              'group' if not mode & 0o002 else 'other users'))
+    return problems
+
+
+def _parent(path):
+    parent = str(path).rstrip('/').rsplit('/', 1)[0]
+    return parent or '/'

@@ -141,7 +141,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
 from ansible_collections.gpulab.rocm.plugins.module_utils.download import bounded_download
 from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
-    primary_fingerprints, trusted_fingerprints, trusted_keyring,
+    expired_keys, primary_fingerprints, trusted_fingerprints, trusted_keyring,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.apt_errors import classify
 from ansible_collections.gpulab.rocm.plugins.module_utils.root_files import write_atomic
@@ -316,10 +316,18 @@ def main():
             trusted = trusted_fingerprints(params['fingerprints'])
         except ValueError as exc:
             module.fail_json(msg='The trusted fingerprint list is not usable: %s. Nothing was changed.' % exc)
-        if key_is_trusted(current[keyring][0], trusted):
+        # A trusted key on disk is kept, unless it has expired: apt then fails with EXPKEYSIG until the key the
+        # vendor re-issued with a new expiry (same fingerprint) is fetched.
+        if key_is_trusted(current[keyring][0], trusted) and not expired_keys(current[keyring][0], time.time()):
             desired[keyring] = current[keyring][0]
         else:
             desired[keyring], result['fingerprints'] = download_key(module, params['key_url'], trusted)
+            expired = expired_keys(desired[keyring], time.time())
+            if expired:
+                module.fail_json(msg='The key at %s has expired (%s), like the one in %s: apt refuses what it signed '
+                                     '(EXPKEYSIG). The vendor, or your mirror, has not published the key with a new '
+                                     'expiry yet; update the copy at %s and run again. Nothing was changed.'
+                                     % (params['key_url'], ', '.join(expired), keyring, params['key_url']))
     else:
         desired[keyring] = None
 
@@ -362,17 +370,19 @@ def main():
             restored_sources = sources_of(path for path, (content, _mode) in previous.items() if content)
             if restored_sources:
                 back, again = refresh(module, restored_sources)
-                state = ('The previous sources, pin and key were restored, and apt refreshes their lists again'
+                state = ('The previous sources, pin and key were restored, and apt refreshes their lists again, so '
+                         'apt works for the rest of the host as before.'
                          if back else 'The previous sources, pin and key were restored, but apt fails with them too '
-                         '(%s): they were broken before this run' % apt_line(again))
+                         '(%s): they were broken before this run, and apt stays as broken as it was.'
+                         % apt_line(again))
             else:
-                state = 'The sources, pin and key this run wrote were removed again (there were none before)'
+                state = ('The sources, pin and key this run wrote were removed again (there were none before), so apt '
+                         'is as it was before this run.')
             journal.clear()
             uris = ['%s %s' % (line['uri'], line['suite']) for content in files.values()
                     for line in ns.source_lines(content.decode('utf-8', 'replace'))]
-            module.fail_json(msg='The apt list refresh failed after writing the sources (%s). %s %s, so apt works '
-                                 'for the rest of the host as before.' % (', '.join(uris), classify(output)['reason'],
-                                                                          state),
+            module.fail_json(msg='The apt list refresh failed after writing the sources (%s). %s %s'
+                                 % (', '.join(uris), classify(output)['reason'], state),
                              stdout=output[-4000:], restored=True)
         result['refreshed'] = True
     journal.clear()

@@ -265,6 +265,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import clean_facts
 from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
 
 
@@ -281,7 +282,7 @@ def main():
         facts = gather_pci(module.params['sysfs_root'], module.params['root'], module.params['proc_root'])
     except (IOError, OSError) as exc:
         module.fail_json(msg='Cannot read the PCI devices: {0}'.format(exc))
-    module.exit_json(changed=False, ansible_facts={'gpu_pci': facts})
+    module.exit_json(changed=False, ansible_facts={'gpu_pci': clean_facts(module, 'gpu_pci', facts, [])})
 
 
 if __name__ == '__main__':

@@ -70,7 +70,7 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$')
+NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?\Z')
 
 
 def member_of(user, group):

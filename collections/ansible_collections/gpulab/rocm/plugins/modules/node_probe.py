@@ -102,6 +102,14 @@ options:
     type: str
     default: ''
     version_added: 0.3.0
+  tool_timeout:
+    description:
+      - Seconds each GPU tool (C(rocminfo), C(rocm-smi), each C(amd-smi) call) may run before it is stopped
+        (coreutils C(timeout) sends TERM, then KILL 5 seconds later). A tool stopped so is a problem of the host that
+        preflight names; the other commands of the probe (apt, ldconfig, the engines, Slurm) have fixed limits.
+    type: int
+    default: 60
+    version_added: 0.3.0
 attributes:
   check_mode:
     support: full
@@ -113,7 +121,10 @@ attributes:
     support: full
     description: Run alone, the result is returned under C(ansible_facts.gpulab_node).
 notes:
-  - Runs as root to read other users' groups and dotfile blocks; every read is done without following symlinks.
+  - Runs as root to read other users' groups and dotfile blocks; every read is done without following symlinks,
+    and bounded (docs/security.md gives the bounds).
+  - Every string it returns is valid UTF-8; a byte that is not (in a tool's output, a link's target) is replaced
+    by U+FFFD and named in C(notices).
 seealso:
   - module: gpulab.rocm.plan
   - module: gpulab.rocm.gpu_pci_facts
@@ -139,7 +150,8 @@ ansible_facts:
     gpulab_node:
       description: One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups),
         C(alternatives), C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates),
-        C(containers), C(slurm), C(slurm_state)), plus C(sections) and C(params).
+        C(containers), C(slurm), C(slurm_state)), plus C(sections), C(params), C(notices) (what was replaced or
+        left unread, and why) and C(timeouts) (the tools stopped by their time limit).
       returned: always
       type: dict
 '''
@@ -149,12 +161,17 @@ import os
 import pwd
 import shutil
 import tempfile
+import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
+    TOOL_DIRS, ToolTimeout, timed_run, utf8_notice, valid_utf8,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import read_all
-from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import dearmor, primary_fingerprints, trusted_keyring
+from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
+    dearmor, expired_keys, primary_fingerprints, trusted_keyring,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci, read_cpu_topology
 from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_packages import parse_madison
 from ansible_collections.gpulab.rocm.plugins.module_utils.slurm_conf import parse_scontrol_nodes, split_line, words_to_dict
@@ -173,16 +190,31 @@ SLURM_BINARIES = ('slurmd', 'slurmctld', 'scontrol', 'sinfo', 'munged', 'mungeke
 SLURM_DAEMONS = ('munged', 'slurmd', 'slurmctld')
 # Plain C locale for the tools whose output is parsed.
 ENV = {'LANG': 'C', 'LC_ALL': 'C', 'DEBIAN_FRONTEND': 'noninteractive'}
+# Seconds for the probe's other commands: apt (its own network timeouts are shorter), ldconfig, the engines' and
+# Slurm's --version; docker ps and scontrol ask a daemon that may be wedged, so they get less.
+COMMAND_TIMEOUT = 300
+DAEMON_TIMEOUT = 20
 
 
 class Probe(object):
     def __init__(self, module):
         self.module = module
         self.params = module.params
-        self.node = {}
+        self.node = {'notices': [], 'timeouts': []}
+        timeout = module.get_bin_path('timeout')
+        self._gpu_run = timed_run(self._run, timeout, module.params['tool_timeout'], self.node['notices'])
+        self._run_bounded = timed_run(self._run, timeout, COMMAND_TIMEOUT, self.node['notices'])
 
-    def run(self, argv):
-        return self.module.run_command(argv, environ_update=ENV)
+    def _run(self, argv, **kwargs):
+        return self.module.run_command(argv, environ_update=ENV, **kwargs)
+
+    def run(self, argv, seconds=None):
+        """A command with a time limit; one stopped by it is recorded in timeouts and returns rc 124."""
+        try:
+            return self._run_bounded(argv, seconds=seconds)
+        except ToolTimeout as exc:
+            self.node['timeouts'].append(str(exc))
+            return 124, '', str(exc)
 
     def find(self, tool):
         return self.module.get_bin_path(tool, opt_dirs=TOOL_DIRS)
@@ -210,10 +242,14 @@ class Probe(object):
         """A keyring's primary-key fingerprints, and whether it holds nothing but those public keys (clean)."""
         info = ns.describe_file(path, with_content=False)
         if info.get('type') == 'file':
-            data = ns.read_bytes(path) or b''
+            data = ns.read_bytes(path, ns.KEYRING_LIMIT) or b''
             try:
+                if len(data) > ns.KEYRING_LIMIT:
+                    raise ValueError('it is larger than %d bytes, which no signing key is' % ns.KEYRING_LIMIT)
                 info['fingerprints'] = primary_fingerprints(dearmor(data))
                 info['clean'] = trusted_keyring(data, info['fingerprints']) == data
+                # apt then fails with EXPKEYSIG: the vendor re-issues the key with a new expiry, fetch it again.
+                info['expired'] = expired_keys(dearmor(data), time.time())
             except ValueError as exc:
                 info.update(fingerprints=info.get('fingerprints') or [], clean=False, error=str(exc))
         return info
@@ -283,6 +319,7 @@ class Probe(object):
             result = parse_madison(stdout.splitlines())
             if rc != 0:
                 self.node['candidates_error'] = (stderr or stdout).strip()[-2000:]
+                self.node['sources_error'] = ns.apt_source_error('/', stderr + '\n' + stdout)
         self.node['candidates'] = dict((name, result.get(name, [])) for name in names)
 
     def autoremove(self):
@@ -312,8 +349,14 @@ class Probe(object):
             path = os.path.join(entry.pw_dir, '.bashrc')
             bashrc = ns.describe_file(path, with_content=False)
             home = ns.describe_file(entry.pw_dir, with_content=False)
-            if bashrc.get('type') == 'file':
-                bashrc.update(ns.bashrc_block(path, ns.read_text(path, limit=4 << 20)))
+            if bashrc.get('type') == 'file' and bashrc.get('size', 0) > ns.BASHRC_LIMIT:
+                bashrc.update(block=None, markers='over_limit', limit=ns.BASHRC_LIMIT)
+            elif bashrc.get('type') == 'file':
+                text = ns.read_bytes(path, ns.BASHRC_LIMIT)
+                if text is not None and len(text) > ns.BASHRC_LIMIT:  # it grew since the lstat
+                    bashrc.update(block=None, markers='over_limit', limit=ns.BASHRC_LIMIT)
+                else:
+                    bashrc.update(ns.bashrc_block(path, (text or b'').decode('utf-8', 'replace')))
             users[name] = {'exists': True, 'uid': entry.pw_uid, 'gid': entry.pw_gid, 'home': entry.pw_dir,
                            'home_state': home, 'groups': groups, 'bashrc': bashrc}
         groups = {}
@@ -334,7 +377,9 @@ class Probe(object):
         self.node['gpu_pci'] = gather_pci(self.params['sysfs_root'], '/', '/proc')
 
     def tools(self):
-        self.node['tools'] = read_all(self.run, self.find, self.params['amd_smi_metric'], self.module.warn)
+        self.node['tools'] = read_all(self._gpu_run, self.find, self.params['amd_smi_metric'], self.module.warn)
+        self.node['timeouts'] += [facts['error'] for _key, facts in sorted(self.node['tools'].items())
+                                  if facts.get('error_kind') == 'timeout']
 
     def containers(self):
         """The container engines and their GPU settings (rocm_containers). Read-only: `--version` of each engine, and
@@ -350,9 +395,7 @@ class Probe(object):
         daemon = ns.docker_daemon('/', '/proc')
         daemon.update(containers_running=None, error=None)
         if daemon['running'] and engines['docker']['path']:
-            argv = [engines['docker']['path'], 'ps', '--quiet']
-            timeout = self.module.get_bin_path('timeout')
-            rc, stdout, stderr = self.run(([timeout, '20'] if timeout else []) + argv)
+            rc, stdout, stderr = self.run([engines['docker']['path'], 'ps', '--quiet'], seconds=DAEMON_TIMEOUT)
             if rc == 0:
                 daemon['containers_running'] = len(stdout.split())
             else:
@@ -414,9 +457,7 @@ class Probe(object):
         if not scontrol or not os.path.isfile(conf):
             state['error'] = 'no Slurm here (%s)' % ('no scontrol' if not scontrol else 'no %s' % conf)
         else:
-            timeout = self.module.get_bin_path('timeout')
-            argv = ([timeout, '20'] if timeout else []) + [scontrol, 'show', 'node', '-o']
-            rc, stdout, stderr = self.run(argv)
+            rc, stdout, stderr = self.run([scontrol, 'show', 'node', '-o'], seconds=DAEMON_TIMEOUT)
             state['nodes'] = parse_scontrol_nodes(stdout)
             if rc != 0:
                 state['error'] = 'scontrol show node failed (rc %s): %s' % (rc, (stderr or stdout).strip()[-500:])
@@ -427,6 +468,9 @@ class Probe(object):
         amdgpu = (ns.read_text(os.path.join(self.params['sysfs_root'], 'module/amdgpu/version')) or '').strip()
         self.node['versions'] = {'rocm': rocm.splitlines()[0] if rocm else None,
                                  'amdgpu': amdgpu.splitlines()[0] if amdgpu else None}
+        # Whether the installed amdgpu-dkms can be the loaded one: installed (unpacked) after this boot means not
+        # yet, whatever a killed run left undone; the reboot marker says whether someone was told.
+        self.node['versions'].update(ns.driver_boot_state('/', '/proc', 'amdgpu-dkms'))
 
 
 def slurm_plugins(configured, slurm_conf):
@@ -488,6 +532,7 @@ def main():
             sysfs_root=dict(type='path', default='/sys'),
             slurm_conf_dir=dict(type='path', default='/etc/slurm'),
             slurm_plugin_dir=dict(type='str', default=''),
+            tool_timeout=dict(type='int', default=60),
         ),
         supports_check_mode=True,
     )
@@ -517,7 +562,13 @@ def main():
     node['sections'] = sorted(sections)
     node['params'] = dict((key, module.params[key]) for key in ('users', 'groups', 'kernel_driver', 'disk_path',
                                                                 'rocm_path', 'amd_smi_metric', 'sysfs_root',
-                                                                'paths', 'slurm_conf_dir', 'slurm_plugin_dir'))
+                                                                'paths', 'slurm_conf_dir', 'slurm_plugin_dir',
+                                                                'tool_timeout'))
+    # Last: every string valid UTF-8 (a user's link to '/tmp/\xff' would make ansible-core refuse the whole reply).
+    places = []
+    node = valid_utf8(node, 'gpulab_node', places)
+    if places:
+        node['notices'].append(utf8_notice(places))
     module.exit_json(changed=False, ansible_facts={'gpulab_node': node})
 
 

@@ -224,7 +224,9 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS, ParseError, facts_from_src
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
+    TOOL_DIRS, ParseError, ToolTimeout, clean_facts, facts_from_src, timeout_message, tool_run,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import empty_rocm_smi, read_rocm_smi
 from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_smi import parse_rocm_smi
 
@@ -235,18 +237,23 @@ def main():
             src=dict(type='path'),
             executable=dict(type='str', aliases=['path']),
             fail_on_no_gpu=dict(type='bool', default=False),
+            timeout=dict(type='int', default=60),
         ),
         supports_check_mode=True,
     )
+    notices = []
     if module.params['src']:
         facts = facts_from_src(module, 'rocm-smi', empty_rocm_smi, parse_rocm_smi)
     else:
         # The probe's own reader: one implementation for the module and gpulab.rocm.node_probe.
         try:
-            facts = read_rocm_smi(module.run_command, lambda tool: module.get_bin_path(tool, opt_dirs=TOOL_DIRS),
+            facts = read_rocm_smi(tool_run(module, notices), lambda tool: module.get_bin_path(tool, opt_dirs=TOOL_DIRS),
                                   module.params['executable'])
         except ParseError as exc:
             module.fail_json(msg='Cannot read the rocm-smi output: {0}'.format(exc))
+        except ToolTimeout as exc:
+            module.fail_json(msg=timeout_message(exc))
+    facts = clean_facts(module, 'rocm_smi', facts, notices)
     if facts['present'] and facts['gpu_count'] == 0 and module.params['fail_on_no_gpu']:
         module.fail_json(msg=facts['error'], ansible_facts={'rocm_smi': facts})
     module.exit_json(changed=False, ansible_facts={'rocm_smi': facts})

@@ -221,7 +221,9 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS, ParseError, facts_from_src
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
+    TOOL_DIRS, ParseError, ToolTimeout, clean_facts, facts_from_src, timeout_message, tool_run,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import empty_rocminfo, read_rocminfo
 from ansible_collections.gpulab.rocm.plugins.module_utils.rocminfo import parse_rocminfo
 
@@ -232,18 +234,23 @@ def main():
             src=dict(type='path'),
             executable=dict(type='str', aliases=['path']),
             fail_on_no_gpu=dict(type='bool', default=False),
+            timeout=dict(type='int', default=60),
         ),
         supports_check_mode=True,
     )
+    notices = []
     try:
         if module.params['src']:
             facts = facts_from_src(module, 'rocminfo', empty_rocminfo, parse_rocminfo)
         else:
             # The probe's own reader: one implementation for the module and gpulab.rocm.node_probe.
-            facts = read_rocminfo(module.run_command, lambda tool: module.get_bin_path(tool, opt_dirs=TOOL_DIRS),
+            facts = read_rocminfo(tool_run(module, notices), lambda tool: module.get_bin_path(tool, opt_dirs=TOOL_DIRS),
                                   module.params['executable'])
     except ParseError as exc:
         module.fail_json(msg='Cannot read the rocminfo output: {0}'.format(exc))
+    except ToolTimeout as exc:
+        module.fail_json(msg=timeout_message(exc))
+    facts = clean_facts(module, 'rocminfo', facts, notices)
     if facts['present'] and facts['gpu_count'] == 0 and module.params['fail_on_no_gpu']:
         module.fail_json(msg=facts['error'], ansible_facts={'rocminfo': facts})
     module.exit_json(changed=False, ansible_facts={'rocminfo': facts})

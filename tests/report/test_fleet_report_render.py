@@ -1,0 +1,93 @@
+"""The fleet report page as Ansible renders it (issue 20, item 10): ansible-core 2.19's templar ignores
+`{% autoescape %}`, so a page that relied on it was escaped under plain Jinja2 and not under ansible-playbook. Here
+the role's own write tasks render a record forged the way a node's probe reply could be, through ansible-playbook."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import test_fleet_report as base  # noqa: E402  (its node and tool helpers)
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSIBLE_PLAYBOOK = Path(sys.executable).with_name("ansible-playbook")
+PLAYBOOK = """
+- name: Write the fleet report of one forged record
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: The record, as gpulab.rocm.plan (phase report) would register it
+      ansible.builtin.set_fact:
+        __rocm_report_host: {record: "{{ lookup('ansible.builtin.file', record_file) | from_json }}"}
+    - name: The role's own writing tasks
+      ansible.builtin.include_role:
+        name: rocm_report
+        tasks_from: write.yml
+"""
+
+
+@pytest.mark.skipif(not ANSIBLE_PLAYBOOK.exists(), reason="ansible-playbook is not beside this python")
+def test_the_page_ansible_writes_escapes_every_value(tmp_path):
+    record = base.report.host_record(base.node(tmp_path, tools={"rocminfo": base.rocminfo(
+        "rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt")}), 'n1"><script>alert(1)</script>')
+    gpu = record["gpus"][0]
+    gpu["model"] = "<img src=x onerror=alert(1)>"
+    # The value the old page printed without | e: the link's "limited at" (the numbers are the record's own).
+    gpu["link"].update(at='0000:d1:00.0" onmouseover="alert(2)', source="sysfs", width=8, speed_gts=16.0)
+    gpu["driver"] = "<b>amdgpu</b>"
+    (tmp_path / "record.json").write_text(json.dumps(record))
+    (tmp_path / "play.yml").write_text(PLAYBOOK)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "localhost,", str(tmp_path / "play.yml"),
+                           "-e", "ansible_python_interpreter=%s" % sys.executable,
+                           "-e", "record_file=%s" % (tmp_path / "record.json"),
+                           "-e", "rocm_report_dest=%s" % (tmp_path / "report"), "-e", "rocm_report_set_stats=false"],
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    page = (tmp_path / "report" / "fleet-report.html").read_text()
+    for live in ("<script>alert", "<img src=x", 'onmouseover="alert', "<b>amdgpu"):
+        assert live not in page, live
+    assert "limited at 0000:d1:00.0&#34; onmouseover=&#34;alert(2)" in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page and "&lt;b&gt;amdgpu" in page
+
+
+@pytest.mark.skipif(not ANSIBLE_PLAYBOOK.exists(), reason="ansible-playbook is not beside this python")
+@pytest.mark.parametrize("inside, expected", [
+    (False, "{project}/fleet-report {project}/validation-reports"),
+    (True, "{home}/gpulab-rocm/fleet-report {home}/gpulab-rocm/validation-reports"),
+])
+def test_report_defaults_outside_an_installed_collection(tmp_path, inside, expected):
+    # Issue 20, item 12: a playbook of the installed collection (an AWX execution environment) has its playbook_dir
+    # in the collection, root's there; the defaults must not point into it.
+    project = tmp_path / ("usr/share/ansible/collections/ansible_collections/gpulab/rocm" if inside else "project")
+    (project / "playbooks").mkdir(parents=True)
+    (project / "playbooks" / "show.yml").write_text("""
+- name: Show the report defaults as the roles read them
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Read the defaults
+      ansible.builtin.include_vars:
+        file: "{{ item }}"
+      loop: ["%s", "%s"]
+    - name: Write them down
+      ansible.builtin.copy:
+        content: "{{ rocm_report_dest | normpath }} {{ rocm_validate_fetch_dest | normpath }}"
+        dest: "%s"
+        mode: "0644"
+""" % (ROOT / "roles/rocm_report/defaults/main.yml", ROOT / "roles/rocm_validate/defaults/main.yml",
+       tmp_path / "defaults.txt"))
+    home = tmp_path / "home"
+    env = dict(os.environ, HOME=str(home), ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "localhost,",
+                           str(project / "playbooks" / "show.yml"),
+                           "-e", "ansible_python_interpreter=%s" % sys.executable],
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "defaults.txt").read_text() == expected.format(project=project, home=home)
