@@ -74,13 +74,14 @@ def test_report_defaults_outside_an_installed_collection(tmp_path, inside, expec
     - name: Read the defaults
       ansible.builtin.include_vars:
         file: "{{ item }}"
-      loop: ["%s", "%s"]
+      loop: ["%s", "%s", "%s", "%s"]
     - name: Write them down
       ansible.builtin.copy:
         content: "{{ rocm_report_dest | normpath }} {{ rocm_validate_fetch_dest | normpath }}"
         dest: "%s"
         mode: "0644"
-""" % (ROOT / "roles/rocm_report/defaults/main.yml", ROOT / "roles/rocm_validate/defaults/main.yml",
+""" % (ROOT / "roles/rocm_report/defaults/main.yml", ROOT / "roles/rocm_report/vars/main.yml",
+       ROOT / "roles/rocm_validate/defaults/main.yml", ROOT / "roles/rocm_validate/vars/main.yml",
        tmp_path / "defaults.txt"))
     home = tmp_path / "home"
     env = dict(os.environ, HOME=str(home), ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",

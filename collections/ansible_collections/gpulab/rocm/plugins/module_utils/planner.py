@@ -57,6 +57,8 @@ CONTRACT = {
             'reboot': 'C(allowed) (whether the role may reboot this host) and C(reason).',
             'apt_ready': "Whether Ansible's apt module can run now (python3-apt is installed).",
             'unbound': 'AMD GPUs that amdgpu does not drive (read again after the reboot).',
+            'reboot_pending': 'The installed driver is not the loaded one and no reboot was marked (a run killed '
+                              'between the install and its reboot step): reboot or mark it now.',
         },
     },
     'sdk': {

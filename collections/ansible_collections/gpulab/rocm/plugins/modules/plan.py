@@ -284,6 +284,12 @@ reboot:
   - 'Phase driver: C(allowed) (whether the role may reboot this host) and C(reason).'
   returned: for the phase driver
   type: raw
+reboot_pending:
+  description:
+  - 'Phase driver: The installed driver is not the loaded one and no reboot was marked (a run killed between the
+    install and its reboot step): reboot or mark it now.'
+  returned: for the phase driver
+  type: raw
 reconfigure:
   description:
   - 'Phase slurm: Whether scontrol reconfigure runs.'
