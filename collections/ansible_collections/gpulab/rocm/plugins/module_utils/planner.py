@@ -9,14 +9,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm, plan_verify,
-    preflight,
+    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_modules, plan_repo, plan_sdk, plan_slurm,
+    plan_verify, preflight,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
-CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'containers', 'slurm_node', 'slurm')
-PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'containers', 'verify', 'report', 'slurm_node',
-          'slurm')
+CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'modules', 'containers', 'slurm_node', 'slurm')
+PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'modules', 'containers', 'verify', 'report',
+          'slurm_node', 'slurm')
 # The probe sections each phase reads; a phase whose sections the node lacks gets them probed first.
 SECTIONS = {
     'preflight': ('os', 'packages', 'apt', 'users', 'disk', 'firmware', 'gpus'),
@@ -25,6 +25,7 @@ SECTIONS = {
     'sdk': ('os', 'packages', 'apt', 'alternatives', 'gpus'),
     'access': ('files', 'users'),
     'env': ('files', 'users', 'ldconfig', 'gpus'),
+    'modules': ('os', 'packages', 'gpus', 'modules'),
     # Plus 'containers' (plan_containers.probe_needs), read only where the role is enabled and an AMD GPU is there.
     'containers': ('os', 'packages', 'users', 'gpus'),
     'verify': ('os', 'gpus', 'tools', 'versions'),
@@ -48,6 +49,8 @@ def probe_needs(phase, node, wanted, stack, fresh=()):
         extra = plan_env.probe_needs(node, wanted, stack)
     elif phase == 'containers':
         extra = plan_containers.probe_needs(node, wanted, stack)
+    elif phase == 'modules':
+        extra = plan_modules.probe_needs(node, wanted, stack)
     if not missing and not extra:
         return None
     args = {'sections': missing}
@@ -81,6 +84,8 @@ def plan(phase, node, wanted, stack, host=None):
         return plan_access.plan(node, wanted, stack)
     if phase == 'env':
         return plan_env.plan(node, wanted, stack)
+    if phase == 'modules':
+        return plan_modules.plan(node, wanted, stack)
     if phase == 'containers':
         return plan_containers.plan(node, wanted, stack)
     if phase == 'verify':
