@@ -519,10 +519,12 @@ def modules_state(root='/', modulefiles_dirs=()):
         version = (read_text(at(root, prefix + '/.info/version'), limit=4096) or '').strip()
         if version:
             releases[match.group(1)] = {'prefix': prefix, 'info_version': version.splitlines()[0]}
-    try:
-        opt_rocm = os.readlink(at(root, '/opt/rocm'))
-    except OSError:
-        opt_rocm = None
+    # /opt/rocm -> /etc/alternatives/rocm -> /opt/rocm-X.Y.Z (rocm-core registers the alternative): where it ends.
+    opt_rocm = None
+    if os.path.islink(at(root, '/opt/rocm')):
+        real = os.path.realpath(at(root, '/opt/rocm'))
+        base = os.path.realpath(root) if root not in ('', '/') else ''
+        opt_rocm = real[len(base):] if base and real.startswith(base + '/') else (None if base else real)
     dirs = {}
     for folder in modulefiles_dirs:
         rocm = folder.rstrip('/') + '/rocm'

@@ -85,7 +85,7 @@ def default_release(node, stack, found):
         return stack['version']
     target = ((node.get('modules') or {}).get('opt_rocm') or '').rstrip('/')
     for version in found:
-        if target in ('/opt/rocm-' + version, 'rocm-' + version):
+        if target == '/opt/rocm-' + version:
             return version
     return None
 

@@ -118,7 +118,10 @@ def test_the_labs_own_modulefiles_are_left_alone(tmp_path):
 
 
 def test_the_default_follows_the_stack_and_else_the_opt_rocm_link(tmp_path):
-    tree(tmp_path, opt_rocm="rocm-6.2.4")
+    # rocm-core's alternative: /opt/rocm -> /etc/alternatives/rocm -> /opt/rocm-6.2.4 (relative here: a tree).
+    tree(tmp_path, opt_rocm="../etc/alternatives/rocm")
+    os.makedirs(os.path.join(str(tmp_path), "etc/alternatives"))
+    os.symlink("../../opt/rocm-6.2.4", os.path.join(str(tmp_path), "etc/alternatives/rocm"))
     node = node_of(tmp_path)
     assert plan_modules.plan(node, WANTED, inputs(rocm_version="6.2.4", rocm_versions=["6.2.4", "6.2"]))[
         "default"] == "6.2.4"
