@@ -128,8 +128,8 @@ def test_a_second_rocm_module_is_refused_by_environment_modules_and_swapped_by_l
 
 @pytest.mark.parametrize("name", [LMOD_HOST, ENVMOD_HOST])
 def test_module_purge_brings_back_the_default(hosts, name):
-    run = login(hosts[name], "module load rocm/%s; module purge; %s; %s; . /etc/profile.d/rocm.sh; echo AGAIN=$ROCM_PATH"
-                % (OTHER, SHOW, LOADED))
+    run = login(hosts[name], "module load rocm/%s; module purge; %s; %s; . /etc/profile.d/rocm.sh; "
+                             "echo AGAIN=$ROCM_PATH" % (OTHER, SHOW, LOADED))
     got = values(run.stdout)
     assert got["TOOL"] == "/opt/rocm/bin/rocminfo" and got["LD"] == "", run.stdout
     assert got["HIPLIB"] == "/opt/rocm-%s/lib/libamdhip64.so.6" % DEFAULT

@@ -110,7 +110,8 @@ def plan(node, wanted, stack):
         if tool is None and wanted.get('install'):
             tool = INSTALL_PACKAGE
             result['install'] = [INSTALL_PACKAGE]
-            result.change('install %s' % INSTALL_PACKAGE, 'no modules tool on the host and rocm_modules_install is true')
+            result.change('install %s' % INSTALL_PACKAGE,
+                          'no modules tool on the host and rocm_modules_install is true')
         if tool is None:
             result.warn('rocm_modules: neither Lmod nor Environment Modules is installed: no modulefiles written. '
                         'Install the lab\'s modules tool, or set rocm_modules_install: true for the distribution\'s '
