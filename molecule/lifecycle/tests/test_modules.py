@@ -21,7 +21,11 @@ testinfra_hosts = [LMOD_HOST]
 
 # The default is the lower release, 6.2.0; the other is 6.2.4 (fixture hipcc prints each release's HIP version).
 DEFAULT, OTHER = "6.2.0", "6.2.4"
-SIDE_BY_SIDE = {"rocm_version": "6.2", "rocm_versions": ["6.2.4", "6.2"], "rocm_modules_install": True}
+# Only what the checks run (rocminfo, hipcc, libamdhip64): fewer packages to install and purge per release.
+SIDE_BY_SIDE = {"rocm_version": "6.2", "rocm_versions": ["6.2.4", "6.2"], "rocm_modules_install": True,
+                "rocm_sdk_packages": ["rocm-hip-runtime", "hipcc"], "rocm_sdk_kdb_enabled": False}
+# The job that runs rocm_modules (site.yml adds the fleet report and Slurm plays, which these tests do not need).
+PROVISION = "playbooks/provision.yml"
 HIP_VERSION = {"6.2.0": "6.2.41133", "6.2.4": "6.2.41134"}
 FOLDER = {LMOD_HOST: "/etc/lmod/modules/rocm", ENVMOD_HOST: "/etc/environment-modules/modules/rocm"}
 LAB_FILE = "lab-build"
@@ -52,11 +56,11 @@ LOADED = ("echo HIPLIB=\"$(python3 -c \"import ctypes; ctypes.CDLL('libamdhip64.
 
 
 def test_side_by_side_releases_get_a_modulefile_each_and_a_second_run_changes_nothing(hosts):
-    first = runs.playbook("site.yml", BOTH, SIDE_BY_SIDE)
+    first = runs.playbook(PROVISION, BOTH, SIDE_BY_SIDE)
     assert first.rc == 0, first
     assert first.changed(LMOD_HOST) > 0 and first.changed(ENVMOD_HOST) > 0, first
     # The role's own second run (Molecule's idempotence step runs the whole of site.yml with it, on the Lmod host).
-    second = runs.playbook("site.yml", BOTH, SIDE_BY_SIDE, tags="modules")
+    second = runs.playbook(PROVISION, BOTH, SIDE_BY_SIDE, tags="modules")
     assert second.rc == 0, second
     assert second.changed(LMOD_HOST) == 0 and second.changed(ENVMOD_HOST) == 0, second
     # The role installs Environment Modules only where the lab has no modules tool; the Lmod host keeps Lmod alone.
@@ -149,7 +153,7 @@ def test_the_linker_cache_holds_the_default_release_only(hosts):
 
 def test_check_mode_writes_nothing(hosts):
     before = dict((name, runs.snapshot(host)) for name, host in hosts.items())
-    run = runs.playbook("site.yml", BOTH, dict(SIDE_BY_SIDE, rocm_modules_state="absent"), check=True, tags="modules")
+    run = runs.playbook(PROVISION, BOTH, dict(SIDE_BY_SIDE, rocm_modules_state="absent"), check=True, tags="modules")
     assert run.rc == 0, run
     # The diff names each file the role would remove; nothing changes.
     for name in hosts:
@@ -161,7 +165,7 @@ def test_check_mode_writes_nothing(hosts):
 
 
 def test_dropping_a_release_removes_its_modulefile_and_leaves_the_labs(hosts):
-    run = runs.playbook("site.yml", BOTH, dict(SIDE_BY_SIDE, rocm_versions=["6.2"]))
+    run = runs.playbook(PROVISION, BOTH, dict(SIDE_BY_SIDE, rocm_versions=["6.2"]))
     assert run.rc == 0, run
     assert "rocm_modules : Write the modulefiles and the default marker" in run.changed_tasks(), run
     for name, host in hosts.items():
