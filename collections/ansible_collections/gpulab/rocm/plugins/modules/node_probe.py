@@ -28,17 +28,17 @@ options:
   sections:
     description:
       - What to read; the default is everything but C(candidates), C(paths), C(autoremove), C(fix_broken),
-        C(containers) and C(slurm_state).
+        C(containers), C(slurm_state) and C(modules).
       - Section C(containers) (read for the C(rocm_containers) role) reads the container engines present
         (C(podman), C(docker) and their versions), whether dockerd runs, when it started and how many containers it
         runs, C(/etc/docker/daemon.json), the CDI specs of C(/etc/cdi) and C(/var/run/cdi), C(/dev/kfd) and
         C(/dev/dri), C(/bin/busybox), the ranges of C(/etc/subuid) and C(/etc/subgid), and which of O(users) are
         local (in C(/etc/passwd)).
-    type: list
-    elements: str
       - Section C(modules) (read for the C(rocm_modules) role) reads the ROCm releases under C(/opt) (each
         C(/opt/rocm-X.Y.Z) folder with its C(.info/version)), where C(/opt/rocm) points, the C(rocm) folder of each
         of O(modulefiles_dirs) with its files, and the lines of C(/etc/ld.so.conf.d) that name a ROCm folder.
+    type: list
+    elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions,
               candidates, paths, autoremove, fix_broken, containers, slurm, slurm_state, modules]
   users:
