@@ -571,3 +571,54 @@ def local_users(root='/'):
     """The names in /etc/passwd (usermod changes only those; a directory service's users are its own)."""
     return sorted(set(line.split(':', 1)[0] for line in (read_text(at(root, '/etc/passwd'), limit=16 << 20) or '')
                       .splitlines() if line and not line.startswith(('#', '+', '-'))))
+
+
+# --- environment modules (rocm_modules) ---------------------------------------------------------------------------
+
+_RELEASE_DIR = re.compile(r'rocm-(\d+\.\d+\.\d+)')
+LDCONFIG_DIR = '/etc/ld.so.conf.d'
+
+
+def modules_state(root='/', modulefiles_dirs=()):
+    """What rocm_modules decides on: the releases under /opt (real folders /opt/rocm-X.Y.Z with their .info/version),
+    where /opt/rocm points, the rocm folder of each modulefile folder with its files (content included: they are
+    small and the role tells its own from the lab's by their text), and the ROCm folders named in ld.so.conf.d."""
+    releases = {}
+    try:
+        names = sorted(os.listdir(at(root, '/opt')))
+    except OSError:
+        names = []
+    for name in names:
+        match = _RELEASE_DIR.fullmatch(name)
+        prefix = '/opt/' + name
+        if not match or not stat.S_ISDIR(os.lstat(at(root, prefix)).st_mode):
+            continue
+        version = (read_text(at(root, prefix + '/.info/version'), limit=4096) or '').strip()
+        if version:
+            releases[match.group(1)] = {'prefix': prefix, 'info_version': version.splitlines()[0]}
+    # /opt/rocm -> /etc/alternatives/rocm -> /opt/rocm-X.Y.Z (rocm-core registers the alternative): where it ends.
+    opt_rocm = None
+    if os.path.islink(at(root, '/opt/rocm')):
+        real = os.path.realpath(at(root, '/opt/rocm'))
+        base = os.path.realpath(root) if root not in ('', '/') else ''
+        opt_rocm = real[len(base):] if base and real.startswith(base + '/') else (None if base else real)
+    dirs = {}
+    for folder in modulefiles_dirs:
+        rocm = folder.rstrip('/') + '/rocm'
+        entry = {'state': describe_file(at(root, folder), with_content=False),
+                 'rocm': describe_file(at(root, rocm), with_content=False), 'files': {}}
+        if entry['rocm'].get('type') == 'directory':
+            for name in sorted(os.listdir(at(root, rocm))):
+                entry['files'][name] = describe_file(at(root, rocm + '/' + name))
+        dirs[folder] = entry
+    linker = {}
+    try:
+        confs = sorted(name for name in os.listdir(at(root, LDCONFIG_DIR)) if name.endswith('.conf'))
+    except OSError:
+        confs = []
+    for name in confs:
+        lines = [line.strip() for line in (read_text(at(root, LDCONFIG_DIR + '/' + name)) or '').splitlines()
+                 if line.strip().startswith('/opt/rocm')]
+        if lines:
+            linker[LDCONFIG_DIR + '/' + name] = lines
+    return {'releases': releases, 'opt_rocm': opt_rocm, 'dirs': dirs, 'ld_so_conf': linker}

@@ -9,12 +9,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm, plan_validate,
-    plan_verify, preflight,
+    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_modules, plan_repo, plan_sdk, plan_slurm,
+    plan_validate, plan_verify, preflight,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
-CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'containers', 'slurm_node', 'slurm')
+CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'modules', 'containers', 'slurm_node', 'slurm')
 
 # The contract between the planner and the roles (docs/plan-contract.md): per phase, the probe sections it reads
 # (a phase whose sections the node lacks gets them probed first) and the keys of its result that a role may read,
@@ -99,6 +99,16 @@ CONTRACT = {
             'bashrc': "User to the block of their ~/.bashrc (null: remove it), written as the user.",
         },
     },
+    'modules': {
+        # Plus the modulefile folders (plan_modules.probe_needs).
+        'sections': ('os', 'packages', 'gpus', 'modules'),
+        'keys': {
+            'install': 'Distribution packages to install for the modules tool (Environment Modules when asked).',
+            'dirs': 'Modulefile folders to make.',
+            'files': 'Modulefiles and the default marker to write, path to content.',
+            'remove': 'Modulefiles of this collection to remove (releases no longer installed).',
+        },
+    },
     'containers': {
         # Plus 'containers', read only where the role is enabled and an AMD GPU is there (plan_containers).
         'sections': ('os', 'packages', 'users', 'gpus'),
@@ -180,6 +190,8 @@ def probe_needs(phase, node, wanted, stack, fresh=()):
         extra = plan_env.probe_needs(node, wanted, stack)
     elif phase == 'containers':
         extra = plan_containers.probe_needs(node, wanted, stack)
+    elif phase == 'modules':
+        extra = plan_modules.probe_needs(node, wanted, stack)
     if not missing and not extra:
         return None
     args = {'sections': missing}
@@ -215,6 +227,8 @@ def plan(phase, node, wanted, stack, host=None, previous=None):
         return plan_access.plan(node, wanted, stack)
     if phase == 'env':
         return plan_env.plan(node, wanted, stack)
+    if phase == 'modules':
+        return plan_modules.plan(node, wanted, stack)
     if phase == 'containers':
         return plan_containers.plan(node, wanted, stack)
     if phase == 'verify':

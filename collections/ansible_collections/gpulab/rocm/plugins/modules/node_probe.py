@@ -28,16 +28,19 @@ options:
   sections:
     description:
       - What to read; the default is everything but C(candidates), C(paths), C(autoremove), C(fix_broken),
-        C(containers) and C(slurm_state).
+        C(containers), C(slurm_state) and C(modules).
       - Section C(containers) (read for the C(rocm_containers) role) reads the container engines present
         (C(podman), C(docker) and their versions), whether dockerd runs, when it started and how many containers it
         runs, C(/etc/docker/daemon.json), the CDI specs of C(/etc/cdi) and C(/var/run/cdi), C(/dev/kfd) and
         C(/dev/dri), C(/bin/busybox), the ranges of C(/etc/subuid) and C(/etc/subgid), and which of O(users) are
         local (in C(/etc/passwd)).
+      - Section C(modules) (read for the C(rocm_modules) role) reads the ROCm releases under C(/opt) (each
+        C(/opt/rocm-X.Y.Z) folder with its C(.info/version)), where C(/opt/rocm) points, the C(rocm) folder of each
+        of O(modulefiles_dirs) with its files, and the lines of C(/etc/ld.so.conf.d) that name a ROCm folder.
     type: list
     elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions,
-              candidates, paths, autoremove, fix_broken, containers, slurm, slurm_state]
+              candidates, paths, autoremove, fix_broken, containers, slurm, slurm_state, modules]
   users:
     description: Users whose groups and C(~/.bashrc) block are read (the stack-wide C(rocm_gpu_users)).
     type: list
@@ -73,6 +76,12 @@ options:
     type: list
     elements: path
     default: []
+  modulefiles_dirs:
+    description: Modulefile folders whose C(rocm) folder is read, for section C(modules).
+    type: list
+    elements: path
+    default: [/etc/lmod/modules, /etc/environment-modules/modules]
+    version_added: 0.3.0
   disk_path:
     description: Where ROCm goes; the free space of its filesystem (or of its nearest existing parent) is read.
     type: path
@@ -150,8 +159,8 @@ ansible_facts:
     gpulab_node:
       description: One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups),
         C(alternatives), C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates),
-        C(containers), C(slurm), C(slurm_state)), plus C(sections), C(params), C(notices) (what was replaced or
-        left unread, and why) and C(timeouts) (the tools stopped by their time limit).
+        C(containers), C(slurm), C(slurm_state), C(modules)), plus C(sections), C(params), C(notices) (what was
+        replaced or left unread, and why) and C(timeouts) (the tools stopped by their time limit).
       returned: always
       type: dict
 '''
@@ -179,9 +188,10 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wa
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
             'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm',
-            'slurm_state']
+            'slurm_state', 'modules']
 DEFAULT_SECTIONS = [section for section in SECTIONS
-                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm_state')]
+                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm_state',
+                                       'modules')]
 # Slurm's own files as the role rocm_slurm reads them (never the munge key's content).
 SLURM_FILES = ('slurm.conf', 'gres.conf', 'cgroup.conf')
 SLURMD_DEFAULTS = '/etc/default/slurmd'
@@ -463,6 +473,9 @@ class Probe(object):
                 state['error'] = 'scontrol show node failed (rc %s): %s' % (rc, (stderr or stdout).strip()[-500:])
         self.node['slurm_state'] = state
 
+    def modules(self):
+        self.node['modules'] = ns.modules_state('/', self.params['modulefiles_dirs'])
+
     def versions(self):
         rocm = (ns.read_text(os.path.join(self.params['rocm_path'], '.info/version')) or '').strip()
         amdgpu = (ns.read_text(os.path.join(self.params['sysfs_root'], 'module/amdgpu/version')) or '').strip()
@@ -533,6 +546,8 @@ def main():
             slurm_conf_dir=dict(type='path', default='/etc/slurm'),
             slurm_plugin_dir=dict(type='str', default=''),
             tool_timeout=dict(type='int', default=60),
+            modulefiles_dirs=dict(type='list', elements='path',
+                                  default=['/etc/lmod/modules', '/etc/environment-modules/modules']),
         ),
         supports_check_mode=True,
     )
@@ -563,7 +578,7 @@ def main():
     node['params'] = dict((key, module.params[key]) for key in ('users', 'groups', 'kernel_driver', 'disk_path',
                                                                 'rocm_path', 'amd_smi_metric', 'sysfs_root',
                                                                 'paths', 'slurm_conf_dir', 'slurm_plugin_dir',
-                                                                'tool_timeout'))
+                                                                'tool_timeout', 'modulefiles_dirs'))
     # Last: every string valid UTF-8 (a user's link to '/tmp/\xff' would make ansible-core refuse the whole reply).
     places = []
     node = valid_utf8(node, 'gpulab_node', places)

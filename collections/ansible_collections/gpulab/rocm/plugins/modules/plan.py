@@ -30,7 +30,7 @@ options:
   phase:
     description: The phase to plan (one of the planner's CONTRACT); required unless O(forget) or O(gate) is true.
     type: str
-    choices: [preflight, repo, driver, sdk, access, env, containers, verify, report, slurm_node, slurm]
+    choices: [preflight, repo, driver, sdk, access, env, modules, containers, verify, report, slurm_node, slurm]
   forget:
     description:
       - Forget this host's probe instead of planning, so that the next plan reads the host anew. For a change that
@@ -191,8 +191,9 @@ daemon_json_mode:
   type: raw
 dirs:
   description:
+  - 'Phase modules: Modulefile folders to make.'
   - 'Phase containers: Folders of the CDI spec and daemon.json to make.'
-  returned: for the phase containers
+  returned: for the phases modules, containers
   type: raw
 download_args:
   description:
@@ -202,8 +203,9 @@ download_args:
 files:
   description:
   - 'Phase env: Root-owned files to write, path to content (profile.d, ld.so.conf.d).'
+  - 'Phase modules: Modulefiles and the default marker to write, path to content.'
   - 'Phase slurm: Slurm files to write, path to content.'
-  returned: for the phases env, slurm
+  returned: for the phases env, modules, slurm
   type: raw
 holds:
   description:
@@ -213,8 +215,9 @@ holds:
 install:
   description:
   - 'Phase driver: Packages to install (amdgpu-dkms and the kernel headers); empty when in place.'
+  - 'Phase modules: Distribution packages to install for the modules tool (Environment Modules when asked).'
   - 'Phase containers: Engine and check packages to install.'
-  returned: for the phases driver, containers
+  returned: for the phases driver, modules, containers
   type: raw
 interpreter:
   description:
@@ -324,8 +327,9 @@ remove:
   description:
   - 'Phase repo: Paths to remove (old sources, the key when absent).'
   - 'Phase env: Root-owned files to remove.'
+  - 'Phase modules: Modulefiles of this collection to remove (releases no longer installed).'
   - 'Phase slurm: Slurm files to remove.'
-  returned: for the phases repo, env, slurm
+  returned: for the phases repo, env, modules, slurm
   type: raw
 repair:
   description:
