@@ -104,6 +104,8 @@ def expected(data):
                 set(floor) - set(('link_width', 'link_speed_gts')):
             raise DataError('gpu_models: %r: a key must be a PCI device id such as 0x74a1 with '
                             '{link_width, link_speed_gts}' % (device_id,))
+        if any(isinstance(value, bool) or not isinstance(value, (int, float)) for value in floor.values()):
+            raise DataError('gpu_models: %r: link_width and link_speed_gts must be numbers' % (device_id,))
     return values
 
 

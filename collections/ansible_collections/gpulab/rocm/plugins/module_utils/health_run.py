@@ -145,6 +145,8 @@ def checks(want, inputs, previous_aer):
     """The entries of every check, in the order docs/health.md lists them."""
     gpus = inputs['gpus']
     entries = health.check_gpu_count(inputs['kfd_physical_gpus'], len(gpus), want['gpu_count'])
+    if not gpus and not inputs['kfd_gpu_nodes'] and want['gpu_count'] in (0, -1):
+        return entries  # no AMD GPU expected or found: the driver, device node and tool checks do not apply
     entries += health.check_amdgpu(inputs['amdgpu_loaded'], gpus)
     entries += health.check_device_nodes(inputs['kfd'], [dict(gpu, node=gpu['render']) for gpu in gpus], want)
     entries += health.check_rocminfo(inputs['rocminfo'], inputs['kfd_gpu_nodes'])
@@ -173,6 +175,29 @@ def read_json(path, limit=MAX_DATA_BYTES):
         return json.loads(data.decode('utf-8'))
     except ValueError as exc:
         raise health.DataError('%s is not JSON: %s' % (path, exc))
+
+
+def read_result(path=STATE_DIR + '/last.json'):
+    """The last result as the fleet report shows it: {'verdict', 'time', 'failing': ['CODE: reason'], 'error'};
+    None where the check never ran. The file is refused when it is a link, not root's, writable by group or other,
+    or over 1 MiB (the same rules as the metrics textfile's reader)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    refused = ('a link' if stat.S_ISLNK(info.st_mode) else 'not a file' if not stat.S_ISREG(info.st_mode)
+               else 'not owned by root' if info.st_uid != 0 else 'writable by group or other'
+               if info.st_mode & 0o022 else None)
+    if refused:
+        return {'verdict': None, 'time': None, 'failing': [], 'error': '%s is %s: not read' % (path, refused)}
+    try:
+        result = read_json(path)
+        entries = [item for item in result.get('checks') or [] if isinstance(item, dict)]
+        return {'verdict': str(result.get('verdict')), 'time': result.get('time'), 'error': None,
+                'failing': ['%s: %s' % (item.get('code'), item.get('reason')) for item in entries
+                            if item.get('status') in ('fail', 'error')]}
+    except (health.DataError, AttributeError) as exc:
+        return {'verdict': None, 'time': None, 'failing': [], 'error': '%s: %s' % (path, exc)}
 
 
 def _write(path, value):

@@ -9,14 +9,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm, plan_verify,
-    preflight,
+    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_health, plan_repo, plan_sdk, plan_slurm,
+    plan_verify, preflight,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
-CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'containers', 'slurm_node', 'slurm')
-PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'containers', 'verify', 'report', 'slurm_node',
-          'slurm')
+CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'containers', 'health', 'slurm_node', 'slurm')
+PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'containers', 'health', 'verify', 'report',
+          'slurm_node', 'slurm')
 # The probe sections each phase reads; a phase whose sections the node lacks gets them probed first.
 SECTIONS = {
     'preflight': ('os', 'packages', 'apt', 'users', 'disk', 'firmware', 'gpus'),
@@ -27,8 +27,10 @@ SECTIONS = {
     'env': ('files', 'users', 'ldconfig', 'gpus'),
     # Plus 'containers' (plan_containers.probe_needs), read only where the role is enabled and an AMD GPU is there.
     'containers': ('os', 'packages', 'users', 'gpus'),
+    # Plus 'paths' (plan_health.probe_needs): the installed program's files.
+    'health': ('os', 'gpus'),
     'verify': ('os', 'gpus', 'tools', 'versions'),
-    'report': ('os', 'gpus', 'tools', 'versions', 'slurm'),
+    'report': ('os', 'gpus', 'tools', 'versions', 'slurm', 'health'),
     'slurm_node': ('os', 'packages', 'gpus', 'slurm'),
     'slurm': ('os', 'slurm'),
 }
@@ -43,11 +45,17 @@ def probe_needs(phase, node, wanted, stack, fresh=()):
     missing = [section for section in SECTIONS[phase] if section not in (node.get('sections') or [])]
     if phase == 'report' and ('slurm' in missing or ((node.get('slurm') or {}).get('binaries') or {}).get('scontrol')):
         missing += [section for section in ('slurm', 'slurm_state') if section not in fresh and section not in missing]
+    # The health check's last result is live too where rocm_health planned in this run (it may have just run it).
+    if phase == 'report' and (node.get('health') or plan_health.PROGRAM in (node.get('paths') or {})) and \
+            'health' not in fresh and 'health' not in missing:
+        missing.append('health')
     extra = None
     if phase == 'env' and wanted.get('state') != 'absent':
         extra = plan_env.probe_needs(node, wanted, stack)
     elif phase == 'containers':
         extra = plan_containers.probe_needs(node, wanted, stack)
+    elif phase == 'health':
+        extra = plan_health.probe_needs(node, wanted, stack)
     if not missing and not extra:
         return None
     args = {'sections': missing}
@@ -83,6 +91,8 @@ def plan(phase, node, wanted, stack, host=None):
         return plan_env.plan(node, wanted, stack)
     if phase == 'containers':
         return plan_containers.plan(node, wanted, stack)
+    if phase == 'health':
+        return plan_health.plan(node, wanted, stack)
     if phase == 'verify':
         return plan_verify.plan(node, wanted, stack, host.get('name'))
     if phase == 'slurm_node':

@@ -248,6 +248,18 @@ def test_tools_that_are_absent(tmp_path):
     assert statuses(result['checks'], 'rocminfo') == ['fail'] and result['verdict'] == 'unhealthy'
 
 
+def test_a_node_without_amd_gpus_expecting_none(tmp_path):
+    sysfs = str(tmp_path / 'sys')
+    os.makedirs(os.path.join(sysfs, 'bus', 'pci', 'devices'))
+    data = tmp_path / 'health.json'
+    data.write_text(json.dumps({'sysfs_root': sysfs, 'dev_root': str(tmp_path), 'gpu_count': 0}))
+    result = run_node(tmp_path, str(data), present=())
+    assert result['verdict'] == 'healthy' and statuses(result['checks']) == ['pass']
+    data.write_text(json.dumps({'sysfs_root': sysfs, 'dev_root': str(tmp_path), 'gpu_count': 1}))
+    result = run_node(tmp_path, str(data), present=())
+    assert result['verdict'] == 'unhealthy' and statuses(result['checks'], 'gpu_count') == ['fail']
+
+
 def test_no_data_file_could_not_run(tmp_path):
     result = health_run.run(str(tmp_path / 'absent.json'), str(tmp_path / 'state'), *tools(GOOD))
     assert result['verdict'] == 'error' and health_run.EXIT[result['verdict']] == 2
