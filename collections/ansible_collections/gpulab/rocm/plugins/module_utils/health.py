@@ -47,8 +47,12 @@ DEFAULTS = {
     'aer_correctable': 'warn',  # rising correctable AER counts: warn or fail (fatal/non-fatal always fail)
     'max_uncorrectable_ecc': 0,
     'max_pending_bad_pages': 0,
-    'rocminfo_timeout': 60,
-    'amd_smi_timeout': 60,
+    # Slurm kills its HealthCheckProgram after 60 s: rocminfo plus two amd-smi calls must fit in that.
+    'rocminfo_timeout': 20,
+    'amd_smi_timeout': 15,
+    # gpulab-slurm-health resumes a node at most resume_limit times in resume_window_hours (then an admin does).
+    'resume_limit': 3,
+    'resume_window_hours': 24,
     'sysfs_root': '/sys',
     'dev_root': '/dev',
 }
@@ -81,7 +85,7 @@ def expected(data):
     values = dict(DEFAULTS, **data)
     if values['schema'] != SCHEMA:
         raise DataError('health data schema %r; this check reads schema %d' % (values['schema'], SCHEMA))
-    for key in ('gpu_count', 'max_uncorrectable_ecc', 'max_pending_bad_pages'):
+    for key in ('gpu_count', 'max_uncorrectable_ecc', 'max_pending_bad_pages', 'resume_limit', 'resume_window_hours'):
         if not isinstance(values[key], int) or isinstance(values[key], bool) or values[key] < -1:
             raise DataError('%s must be a whole number (gpu_count -1: not checked), got %r' % (key, values[key]))
     for key in ('rocminfo_timeout', 'amd_smi_timeout'):

@@ -200,7 +200,7 @@ def read_result(path=STATE_DIR + '/last.json'):
         return {'verdict': None, 'time': None, 'failing': [], 'error': '%s: %s' % (path, exc)}
 
 
-def _write(path, value):
+def write_json(path, value):
     owner = (0, 0) if os.geteuid() == 0 else None
     write_atomic(path, (json.dumps(value, indent=1, sort_keys=True) + '\n').encode('utf-8'), 0o644, owner)
 
@@ -222,9 +222,35 @@ def run(data_path=DATA, state_dir=STATE_DIR, find=find_tool, runner=run_tool):
     if not os.path.isdir(state_dir):
         os.makedirs(state_dir, 0o755)
     if inputs is not None:
-        _write(os.path.join(state_dir, 'aer.json'), dict((gpu['bdf'], gpu['aer']) for gpu in inputs['gpus']))
-    _write(os.path.join(state_dir, 'last.json'), result)
+        write_json(os.path.join(state_dir, 'aer.json'), dict((gpu['bdf'], gpu['aer']) for gpu in inputs['gpus']))
+    write_json(os.path.join(state_dir, 'last.json'), result)
     return result
+
+
+def wait_devices(data_path, seconds, sleep=time.sleep):
+    """Wait until /dev/kfd and every AMD GPU's render node exist (amdgpu and udev make them after boot). Exit 0
+    either way: slurmd then starts and its health check drains a node whose GPUs did not come up."""
+    try:
+        want = health.expected(read_json(data_path) or {})
+    except (health.DataError, IOError, OSError):
+        want = health.expected({})
+    deadline = time.time() + seconds
+    while True:
+        try:
+            facts = pci.gather_pci(sysfs_root=want['sysfs_root'])
+            nodes = [os.path.join(want['dev_root'], 'kfd')] if facts['amd'] else []
+            nodes += [os.path.join(want['dev_root'], 'dri', os.path.basename(device['render_node']))
+                      for device in facts['amd'] if device['render_node']]
+            missing = [path for path in nodes if not stat_node(path)['char']]
+            if not missing and all(device['render_node'] for device in facts['amd']):
+                return 0
+        except (IOError, OSError):
+            missing = ['sysfs']
+        if time.time() >= deadline:
+            print('gpulab-gpu-health: still missing after %d s: %s' % (seconds, ', '.join(missing) or
+                                                                        'a render node in sysfs'), file=sys.stderr)
+            return 0
+        sleep(1)
 
 
 def main(argv=None):
@@ -233,7 +259,12 @@ def main(argv=None):
     parser.add_argument('--json', action='store_true', help='print the result object as JSON')
     parser.add_argument('--data', default=DATA, help='the expected values (default %(default)s)')
     parser.add_argument('--state-dir', default=STATE_DIR, help='last.json and the AER counters (default %(default)s)')
+    parser.add_argument('--wait-devices', type=int, metavar='SECONDS', help='only wait (at most SECONDS) until '
+                        '/dev/kfd and the render node of every AMD GPU on the bus exist, then exit 0 (slurmd\'s '
+                        'systemd drop-in runs this before slurmd starts)')
     args = parser.parse_args(argv)
+    if args.wait_devices is not None:
+        return wait_devices(args.data, args.wait_devices)
     try:
         result = run(args.data, args.state_dir)
     except (IOError, OSError) as exc:

@@ -27,24 +27,30 @@ LIB = '/usr/lib/gpulab/python'
 STATE_DIR = '/var/lib/gpulab/health'
 PACKAGE = 'ansible_collections/gpulab/rocm/plugins/module_utils'
 # health_run.py and everything it imports (test_plan_health checks that the set is closed).
-MODULES = ('_facts_common', 'amd_smi', 'gfx', 'gpu_sysfs', 'gpu_tools', 'health', 'health_run', 'pci', 'rocm_smi',
-           'rocminfo', 'root_files')
-ENTRY = '''#!/usr/bin/python3 -I
-# gpulab-gpu-health: the GPU health check of gpulab.rocm (docs/health.md). Installed by the rocm_health role;
+MODULES = ('_facts_common', 'amd_smi', 'gfx', 'gpu_sysfs', 'gpu_tools', 'health', 'health_run', 'health_slurm', 'pci',
+           'rocm_smi', 'rocminfo', 'root_files', 'slurm_conf')
+SLURM_PROGRAM = '/usr/sbin/gpulab-slurm-health'
+_ENTRY = '''#!/usr/bin/python3 -I
+# %s: %s of gpulab.rocm (docs/health.md). Installed by the rocm_health role;
 # the code is the collection's module_utils under %s.
 import sys
 sys.path.insert(0, %r)
-from ansible_collections.gpulab.rocm.plugins.module_utils import health_run  # noqa: E402
-sys.exit(health_run.main())
-''' % (LIB, LIB)
+from ansible_collections.gpulab.rocm.plugins.module_utils import %s  # noqa: E402
+sys.exit(%s.main())
+'''
+ENTRY = _ENTRY % ('gpulab-gpu-health', 'the GPU health check', LIB, LIB, 'health_run', 'health_run')
+SLURM_ENTRY = _ENTRY % ('gpulab-slurm-health', "Slurm's HealthCheckProgram (drain, resume)", LIB, LIB,
+                        'health_slurm', 'health_slurm')
 # The role's variables that go into the data file as they are (health.DEFAULTS names the keys).
 _COPIED = ('link_policy', 'aer_correctable', 'max_uncorrectable_ecc', 'max_pending_bad_pages', 'rocminfo_timeout',
-           'amd_smi_timeout', 'kfd_group', 'render_group', 'sysfs_root', 'dev_root')
+           'amd_smi_timeout', 'kfd_group', 'render_group', 'sysfs_root', 'dev_root', 'resume_limit',
+           'resume_window_hours')
 _CLASS_KEYS = ('gpu_count', 'link_policy', 'aer_correctable', 'max_uncorrectable_ecc', 'max_pending_bad_pages',
-               'rocminfo_timeout', 'amd_smi_timeout')
+               'rocminfo_timeout', 'amd_smi_timeout', 'resume_limit', 'resume_window_hours')
 
 
-_NUMBERS = ('max_uncorrectable_ecc', 'max_pending_bad_pages', 'rocminfo_timeout', 'amd_smi_timeout')
+_NUMBERS = ('max_uncorrectable_ecc', 'max_pending_bad_pages', 'rocminfo_timeout', 'amd_smi_timeout', 'resume_limit',
+            'resume_window_hours')
 
 
 def _number(value, key):
@@ -85,7 +91,7 @@ def library_files(source_dir=None):
 
 def probe_needs(node, wanted, stack):
     """Every path the plan compares (the probe's `paths` section describes them: type, owner, mode, sha1)."""
-    wanted_paths = [PROGRAM, DATA] + folders() + sorted(library_files())
+    wanted_paths = [PROGRAM, SLURM_PROGRAM, DATA] + folders() + sorted(library_files())
     missing = [path for path in wanted_paths if path not in (node.get('paths') or {})]
     return {'sections': ['paths'], 'paths': missing} if missing else None
 
@@ -145,9 +151,10 @@ def plan(node, wanted, stack):
             result['files'][path] = files[path]
             result.change('write %s' % path, 'the expected values changed' if path == DATA else
                           'the health check program differs from the collection\'s')
-    if not file_matches(paths.get(PROGRAM), ENTRY, mode='0755'):
-        result['scripts'][PROGRAM] = ENTRY
-        result.change('write %s' % PROGRAM, 'the entry script of the health check')
+    for path, text in ((PROGRAM, ENTRY), (SLURM_PROGRAM, SLURM_ENTRY)):
+        if not file_matches(paths.get(path), text, mode='0755'):
+            result['scripts'][path] = text
+            result.change('write %s' % path, 'an entry script of the health check')
     if values['gpu_count'] != found:
         result.warn('the health check expects %d GPU(s) (%s), the PCI bus shows %d now; set rocm_health_gpu_count '
                     'or the node class to change the expectation' % (values['gpu_count'], source, found))

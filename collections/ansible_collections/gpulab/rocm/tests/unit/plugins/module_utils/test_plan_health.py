@@ -19,7 +19,8 @@ import pytest
 from ansible_collections.gpulab.rocm.plugins.module_utils import plan_common, plan_health, planner
 
 WANTED = dict(node_class='', node_classes={}, gpu_models={}, gpu_count=-1, link_policy='fail', aer_correctable='warn',
-              max_uncorrectable_ecc=0, max_pending_bad_pages=0, rocminfo_timeout=60, amd_smi_timeout=60,
+              max_uncorrectable_ecc=0, max_pending_bad_pages=0, rocminfo_timeout=20, amd_smi_timeout=15,
+              resume_limit=3, resume_window_hours=24,
               kfd_group='render', render_group='render', sysfs_root='/sys', dev_root='/dev', current_text='')
 NODE = {'os': {'euid': 0}, 'gpu_pci': {'amd_count': 8}, 'paths': {}}
 STACK = {'expected_gpu_count': -1}
@@ -101,12 +102,12 @@ def test_a_converged_node_changes_nothing():
     files = dict(first['files'])
     paths = dict((path, {'type': 'file', 'sha1': plan_common.sha1(content), 'mode': '0644', 'uid': 0, 'gid': 0})
                  for path, content in files.items())
-    paths[plan_health.PROGRAM] = {'type': 'file', 'sha1': plan_common.sha1(plan_health.ENTRY), 'mode': '0755',
-                                  'uid': 0, 'gid': 0}
+    for path, text in ((plan_health.PROGRAM, plan_health.ENTRY), (plan_health.SLURM_PROGRAM, plan_health.SLURM_ENTRY)):
+        paths[path] = {'type': 'file', 'sha1': plan_common.sha1(text), 'mode': '0755', 'uid': 0, 'gid': 0}
     paths.update((path, {'type': 'directory', 'mode': '0755', 'uid': 0}) for path in plan_health.folders())
     again = plan(node=dict(NODE, paths=paths))
     assert (again['changes'], again['files'], again['scripts'], again['folders']) == ([], {}, {}, [])
-    assert len(first['changes']) == len(files) + 1
+    assert len(first['changes']) == len(files) + 2
 
 
 def test_the_planner_asks_the_probe_for_the_installed_files():
