@@ -83,4 +83,5 @@ def test_main_drains_through_scontrol_and_records_resumes(tmp_path, monkeypatch)
     state['State'], state['Reason'] = 'IDLE', 'none'
     health_slurm.main(args, run, find, NOW)
     assert calls[-1] == ['update', 'NodeName=n1', 'State=DRAIN',
-                         'Reason=gpulab: health: GPU_COUNT: 0 GPU(s) in KFD and 0 on the PCI bus, 2 expected']
+                         'Reason=gpulab: health: GPU_COUNT,AMDGPU_LOADED,KFD_NODE,ROCMINFO: 0 GPU(s) in KFD and 0 on '
+                         'the PCI bus, 2 expected']
