@@ -56,6 +56,8 @@ def probe_needs(phase, node, wanted, stack, fresh=()):
         extra = plan_containers.probe_needs(node, wanted, stack)
     elif phase == 'health':
         extra = plan_health.probe_needs(node, wanted, stack)
+    elif phase == 'slurm':
+        extra = plan_slurm.probe_needs(node, wanted, stack)
     if not missing and not extra:
         return None
     args = {'sections': missing}
