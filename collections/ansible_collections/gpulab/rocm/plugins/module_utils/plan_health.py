@@ -119,7 +119,9 @@ def data(node, wanted, stack):
     for count, source in ((chosen.get('gpu_count'), 'the node class'),
                           (_number(wanted.get('gpu_count', -1), 'gpu_count'), 'rocm_health_gpu_count'),
                           (stack.get('expected_gpu_count'), 'rocm_expected_gpu_count'),
-                          (kept, 'the count recorded at the first provisioning'), (found, 'the GPUs on the bus now')):
+                          # A GPU that fell off the bus must not lower the expectation; one that was added raises it.
+                          (kept if kept is not None and kept > found else None,
+                           'the count recorded at the first provisioning'), (found, 'the GPUs on the bus now')):
         if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
             values['gpu_count'] = count
             values_source = source
