@@ -66,7 +66,7 @@ options:
         the CPU and NUMA topology under O(sysfs_root). Section C(slurm_state) asks the controller for every node as
         Slurm sees it (C(scontrol show node -o)).
       - Section C(health) reads the last result of C(gpulab-gpu-health) (C(/var/lib/gpulab/health/last.json),
-        role C(rocm_health)): its verdict and failing checks; a link, a file not owned by root or writable by others
+        role C(rocm_health)) - its verdict and failing checks; a link, a file not owned by root or writable by others
         is not read.
     type: list
     elements: str
