@@ -262,7 +262,7 @@ def probe_needs(node, wanted, stack):
     """On a compute node: slurmd's drop-in and whether systemd runs (it is reloaded after the drop-in changes)."""
     if not _flag(wanted.get('compute')):
         return None
-    paths = [DROPIN_DIR, DROPIN, '/run/systemd/system']
+    paths = [DROPIN_DIR, DROPIN, '/run/systemd/system', HEALTH_PROGRAM]
     missing = [path for path in paths if path not in (node.get('paths') or {})]
     return {'sections': ['paths'], 'paths': missing} if missing else None
 
@@ -373,6 +373,9 @@ def plan(node, wanted, stack=None):
         # slurmd waits for the GPUs' device nodes after boot (systemd drop-in), where the health check runs
         paths = node.get('paths') or {}
         if health_lines(wanted):
+            if HEALTH_PROGRAM in paths and (paths[HEALTH_PROGRAM] or {}).get('type') != 'file':
+                result.warn('%s is not installed on this node: slurmd\'s HealthCheckProgram fails here until role '
+                            'rocm_health runs on it (playbooks/provision.yml)' % HEALTH_PROGRAM)
             if (paths.get(DROPIN) or {}).get('sha1') != sha1(DROPIN_TEXT):
                 result['files'][DROPIN] = DROPIN_TEXT
                 result['dropin'] = {'folder': (paths.get(DROPIN_DIR) or {}).get('type') != 'directory',

@@ -427,7 +427,10 @@ def test_an_installed_slurm_gets_the_health_lines_and_slurmd_its_drop_in(tmp_pat
     node["paths"][plan_slurm.DROPIN] = {"exists": True, "type": "file", "sha1": sha1(plan_slurm.DROPIN_TEXT)}
     assert plan_slurm.DROPIN not in cluster(node, record(node), install=True, **HEALTH)["files"]
     assert planner.probe_needs("slurm", {"sections": ["os", "slurm"]}, {"compute": True}, {})["paths"] == [
-        plan_slurm.DROPIN_DIR, plan_slurm.DROPIN, "/run/systemd/system"]
+        plan_slurm.DROPIN_DIR, plan_slurm.DROPIN, "/run/systemd/system", plan_slurm.HEALTH_PROGRAM]
+    node["paths"][plan_slurm.HEALTH_PROGRAM] = {"exists": False, "type": None}
+    assert "/usr/sbin/gpulab-slurm-health is not installed on this node" in " ".join(
+        cluster(node, record(node), install=True, **HEALTH)["notices"])
 
 
 @pytest.mark.parametrize("over, words", [
