@@ -296,17 +296,21 @@ def check_ecc(tool, want):
     for index, data in tool['entries']:
         count = _number((data.get('ecc') or {}).get('total_uncorrectable_count')
                         if isinstance(data.get('ecc'), dict) else data.get('ecc'))
-        if count is None:
-            results.append(entry('ecc_uncorrectable', 'pass', 'GPU %d: ECC counts not supported' % index, index))
-        elif not isinstance(count, int):
+        if count is not None and not isinstance(count, int):
             results.append(entry('ecc_uncorrectable', 'fail', 'GPU %d: amd-smi printed %r for the uncorrectable '
                                                               'ECC count' % (index, count), index))
         else:
-            bad = count > want['max_uncorrectable_ecc']
-            results.append(entry('ecc_uncorrectable', 'fail' if bad else 'pass', 'GPU %d: %d uncorrectable ECC '
-                                 'error(s), at most %d allowed' % (index, count, want['max_uncorrectable_ecc']),
-                                 index))
+            results.append(_counted('ecc_uncorrectable', index, count, want['max_uncorrectable_ecc'],
+                                    'uncorrectable ECC error(s)', 'ECC counts'))
     return results
+
+
+def _counted(check, index, count, limit, what, unsupported):
+    """One GPU's count against its limit; None: the GPU does not support it (a pass that says so)."""
+    if count is None:
+        return entry(check, 'pass', 'GPU %d: %s not supported' % (index, unsupported), index)
+    return entry(check, 'fail' if count > limit else 'pass', 'GPU %d: %d %s, at most %d allowed'
+                 % (index, count, what, limit), index)
 
 
 def check_xgmi(tool):
@@ -344,12 +348,6 @@ def check_bad_pages(tool, want):
         return _tool_failed('bad_pages_pending', tool)
     results = []
     for index, data in tool['entries']:
-        count = _pages(data.get('pending'))
-        if count is None:
-            results.append(entry('bad_pages_pending', 'pass', 'GPU %d: bad pages not supported' % index, index))
-        else:
-            bad = count > want['max_pending_bad_pages']
-            results.append(entry('bad_pages_pending', 'fail' if bad else 'pass', 'GPU %d: %d page(s) pending '
-                                 'retirement, at most %d allowed' % (index, count, want['max_pending_bad_pages']),
-                                 index))
+        results.append(_counted('bad_pages_pending', index, _pages(data.get('pending')),
+                                want['max_pending_bad_pages'], 'page(s) pending retirement', 'bad pages'))
     return results
