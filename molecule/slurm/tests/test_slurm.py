@@ -257,7 +257,7 @@ def _slurm_is_up(host):
 
 # --- the GPU health check as Slurm's HealthCheckProgram (issue 22, docs/health.md) ---------------------------------
 
-HEALTH_ON = {"rocm_slurm_health_check": True, "rocm_slurm_health_interval": 10}
+HEALTH_ON = {"rocm_slurm_health_check": True, "rocm_slurm_health_interval": 5}
 
 
 def drained(host):
@@ -288,7 +288,7 @@ def test_the_health_check_runs_from_slurm(host):
     run = runs.playbook("playbooks/slurm.yml", HOSTS, extra_vars=HEALTH_ON)
     assert run.rc == 0, run
     conf = host.file("/etc/slurm/slurm.conf").content_string
-    assert "HealthCheckProgram=/usr/sbin/gpulab-slurm-health" in conf and "HealthCheckInterval=10" in conf, conf
+    assert "HealthCheckProgram=/usr/sbin/gpulab-slurm-health" in conf and "HealthCheckInterval=5" in conf, conf
     assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}) == {
         N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}
     # slurmd ran the check: its result is there, healthy
