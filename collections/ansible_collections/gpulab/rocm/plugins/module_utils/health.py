@@ -199,8 +199,8 @@ def check_rocminfo(run, kfd_gpus):
     facts = run['facts']
     agents = int(facts.get('gpu_count') or 0)
     if facts.get('rc') not in (0, None) or facts.get('error'):
-        return [entry('rocminfo', 'fail', 'rocminfo exit status %s: %s' % (facts.get('rc'),
-                                                                            facts.get('error') or 'no listing'))]
+        why = facts.get('error') or 'no listing'
+        return [entry('rocminfo', 'fail', 'rocminfo exit status %s: %s' % (facts.get('rc'), why))]
     if agents != kfd_gpus:
         return [entry('rocminfo', 'fail', 'rocminfo lists %d GPU agent(s), KFD has %d GPU node(s)'
                       % (agents, kfd_gpus))]

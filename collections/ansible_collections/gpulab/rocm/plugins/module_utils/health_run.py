@@ -227,6 +227,13 @@ def run(data_path=DATA, state_dir=STATE_DIR, find=find_tool, runner=run_tool):
     return result
 
 
+def say(text, stream=None):
+    """One line to stdout (or stream): the program's output (this runs as a program, not in a module)."""
+    stream = stream or sys.stdout
+    stream.write(text + '\n')
+    stream.flush()
+
+
 def wait_devices(data_path, seconds, sleep=time.sleep):
     """Wait until /dev/kfd and every AMD GPU's render node exist (amdgpu and udev make them after boot). Exit 0
     either way: slurmd then starts and its health check drains a node whose GPUs did not come up."""
@@ -247,8 +254,8 @@ def wait_devices(data_path, seconds, sleep=time.sleep):
         except (IOError, OSError):
             missing = ['sysfs']
         if time.time() >= deadline:
-            print('gpulab-gpu-health: still missing after %d s: %s' % (seconds, ', '.join(missing) or
-                                                                        'a render node in sysfs'), file=sys.stderr)
+            say('gpulab-gpu-health: still missing after %d s: %s'
+                % (seconds, ', '.join(missing) or 'a render node in sysfs'), sys.stderr)
             return 0
         sleep(1)
 
@@ -268,13 +275,13 @@ def main(argv=None):
     try:
         result = run(args.data, args.state_dir)
     except (IOError, OSError) as exc:
-        print('gpulab-gpu-health: cannot write %s: %s' % (args.state_dir, exc), file=sys.stderr)
+        say('gpulab-gpu-health: cannot write %s: %s' % (args.state_dir, exc), sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(result, indent=1, sort_keys=True))
+        say(json.dumps(result, indent=1, sort_keys=True))
     else:
         for item in result['checks']:
             if item['status'] != 'pass':
-                print('%s %s: %s' % (item['status'].upper(), item['code'], item['reason']))
-        print('%s: %s' % (result['host'], result['verdict']))
+                say('%s %s: %s' % (item['status'].upper(), item['code'], item['reason']))
+        say('%s: %s' % (result['host'], result['verdict']))
     return EXIT[result['verdict']]

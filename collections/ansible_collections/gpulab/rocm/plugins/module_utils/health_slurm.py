@@ -17,7 +17,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 import re
 import socket
@@ -71,8 +70,8 @@ def decide(result, state, reason, resumes, now, limit, window_hours):
             return 'none', None, 'already drained for the same checks'
         return 'drain', wanted, 'checks failed'
     if not drained or not ours:
-        return 'none', None, 'healthy' + ('' if not drained else '; drained for another reason (%s): left as it '
-                                                                  'is' % (current or 'none'))
+        other = '; drained for another reason (%s): left as it is' % (current or 'none')
+        return 'none', None, 'healthy' + (other if drained else '')
     if current.startswith(FLAPPING):
         return 'none', None, 'flapping: an admin resumes it'
     recent = [moment for moment in resumes if now - moment < window_hours * 3600]
@@ -107,17 +106,17 @@ def main(argv=None, runner=health_run.run_tool, find=health_run.find_tool, now=N
     scontrol = find('scontrol')
     result = health_run.run(data, state_dir, find, runner)
     if not scontrol:
-        print('gpulab-slurm-health: scontrol not found: node %s not drained or resumed' % name, file=sys.stderr)
+        health_run.say('gpulab-slurm-health: scontrol not found: node %s not drained or resumed' % name, sys.stderr)
         return 0
     try:
         rc, out, err = runner([scontrol, 'show', 'node', '-o', name], 15)
     except health_run.Timeout:
-        print('gpulab-slurm-health: scontrol show node did not answer', file=sys.stderr)
+        health_run.say('gpulab-slurm-health: scontrol show node did not answer', sys.stderr)
         return 0
     nodes = [node for node in parse_scontrol_nodes(out) if node.get('NodeName') == name]
     if rc != 0 or not nodes:
-        print('gpulab-slurm-health: Slurm does not know node %s: %s' % (name, (err or out).strip()[:200]),
-              file=sys.stderr)
+        health_run.say('gpulab-slurm-health: Slurm does not know node %s: %s' % (name, (err or out).strip()[:200]),
+                       sys.stderr)
         return 0
     path = os.path.join(state_dir, STATE_FILE)
     try:
@@ -140,12 +139,12 @@ def main(argv=None, runner=health_run.run_tool, find=health_run.find_tool, now=N
         except health_run.Timeout:
             rc, err = 124, 'timed out'
         if rc != 0:
-            print('gpulab-slurm-health: scontrol update %s failed: %s' % (action, (err or out).strip()[:200]),
-                  file=sys.stderr)
+            health_run.say('gpulab-slurm-health: scontrol update %s failed: %s'
+                           % (action, (err or out).strip()[:200]), sys.stderr)
             return 0
         if action == 'resume':
             resumes.append(now)
             window = want['resume_window_hours'] * 3600
             health_run.write_json(path, {'resumes': [moment for moment in resumes if now - moment < window]})
-    print('gpulab-slurm-health: node %s %s: %s (%s)' % (name, result['verdict'], action, why))
+    health_run.say('gpulab-slurm-health: node %s %s: %s (%s)' % (name, result['verdict'], action, why))
     return 0

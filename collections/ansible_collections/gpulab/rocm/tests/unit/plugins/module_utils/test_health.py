@@ -83,8 +83,8 @@ GOOD = {'rocminfo': (0, fixture(ROCMINFO), ''), 'metric': (0, fixture(METRIC), '
         'bad-pages': (0, fixture(BAD_PAGES), '')}
 
 
-def run_node(tmp_path, data, outputs=GOOD, present=('rocminfo', 'amd-smi')):
-    find, run = tools(outputs, present)
+def run_node(tmp_path, data, outputs=None, present=('rocminfo', 'amd-smi')):
+    find, run = tools(outputs or GOOD, present)
     return health_run.run(data, str(tmp_path / 'state'), find, run)
 
 
@@ -182,9 +182,9 @@ def test_aer_counters_that_rise_between_runs(tmp_path):
     ttar.extract(os.path.join(os.path.dirname(__file__), 'fixtures', VEGA64), str(vega), strip='fixtures/')
     captured = vega / 'sys' / 'class' / 'drm' / 'card0' / 'device'
     for kind in gpu_sysfs.AER_KINDS:
-        with open(str(captured / ('aer_dev_' + kind))) as source, open(os.path.join(device, 'aer_dev_' + kind),
-                                                                          'w') as target:
-            target.write(source.read())
+        target = os.path.join(device, 'aer_dev_' + kind)
+        with open(str(captured / ('aer_dev_' + kind))) as source, open(target, 'w') as handle:
+            handle.write(source.read())
     first = run_node(tmp_path, data)
     assert statuses(first['checks'], 'aer_errors') == ['pass']
     assert 'recorded' in [item for item in first['checks'] if item['check'] == 'aer_errors'][0]['reason']
@@ -219,14 +219,15 @@ def test_a_tool_that_hangs(tmp_path):
     values.update(rocminfo_timeout=1, amd_smi_timeout=1)
     with open(data, 'w') as handle:
         json.dump(values, handle)
-    find = lambda name: sys.executable  # noqa: E731
+    def find(name):
+        return sys.executable
 
     def run(argv, timeout):
         return health_run.run_tool([sys.executable, '-c', 'import time; time.sleep(30)'], timeout)
     result = health_run.run(data, str(tmp_path / 'state'), find, run)
     rocminfo = [item for item in result['checks'] if item['check'] == 'rocminfo'][0]
-    assert rocminfo['status'] == 'fail' and rocminfo['reason'] == 'rocminfo did not finish within 1 s (a hung GPU ' \
-                                                                   'or driver)'
+    assert rocminfo['status'] == 'fail'
+    assert rocminfo['reason'] == 'rocminfo did not finish within 1 s (a hung GPU or driver)'
     for check in ('ecc_uncorrectable', 'bad_pages_pending', 'xgmi_errors'):
         assert statuses(result['checks'], check) == ['fail']  # fails closed
     assert result['verdict'] == 'unhealthy'
@@ -300,8 +301,8 @@ def test_rocminfo_pass_and_fail_over_captures():
     def facts(name, rc):
         return gpu_tools.read_rocminfo(lambda argv: (rc, fixture(name), ''), lambda tool: '/usr/bin/rocminfo')
     assert statuses(health.check_rocminfo({'status': 'ok', 'facts': facts(ROCMINFO, 0)}, 1)) == ['pass']
-    failed = health.check_rocminfo({'status': 'ok', 'facts': facts('rocminfo/fail-rock-not-loaded-azure-mi25.txt',
-                                                                      1)}, 1)
+    not_loaded = facts('rocminfo/fail-rock-not-loaded-azure-mi25.txt', 1)
+    failed = health.check_rocminfo({'status': 'ok', 'facts': not_loaded}, 1)
     assert statuses(failed) == ['fail'] and failed[0]['reason'].startswith('rocminfo exit status 1')
 
 

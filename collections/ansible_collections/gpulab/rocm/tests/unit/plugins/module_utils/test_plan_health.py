@@ -57,7 +57,7 @@ def test_the_installed_program_runs_alone(tmp_path):
     data.write_text(json.dumps({'sysfs_root': str(tmp_path / 'nosys')}))
     # -I as the shebang says: no PYTHONPATH, so the venv's collections/ and Ansible are not what it imports
     done = subprocess.run([sys.executable, '-I', str(entry), '--json', '--data', str(data), '--state-dir',
-                           str(tmp_path / 'state')], capture_output=True, text=True, timeout=60)
+                           str(tmp_path / 'state')], capture_output=True, text=True, timeout=60, check=False)
     result = json.loads(done.stdout)
     assert done.returncode == 2 and result['verdict'] == 'error'  # no sysfs there: it could not run
     assert 'nosys' in result['checks'][0]['reason']
@@ -65,7 +65,7 @@ def test_the_installed_program_runs_alone(tmp_path):
                             'from ansible_collections.gpulab.rocm.plugins.module_utils import health_run; '
                             'print(health_run.__file__); '
                             'print(sorted(m for m in sys.modules if m == "ansible" or m.startswith("ansible.")))'
-                            % lib], capture_output=True, text=True, timeout=60)
+                            % lib], capture_output=True, text=True, timeout=60, check=False)
     assert probe.stdout.splitlines() == [lib + '/' + plan_health.PACKAGE + '/health_run.py', '[]']
 
 
