@@ -219,6 +219,7 @@ def test_a_tool_that_hangs(tmp_path):
     values.update(rocminfo_timeout=1, amd_smi_timeout=1)
     with open(data, 'w') as handle:
         json.dump(values, handle)
+
     def find(name):
         return sys.executable
 
