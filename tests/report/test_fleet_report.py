@@ -260,3 +260,34 @@ def test_the_slurm_column_only_where_a_host_has_slurm(tmp_path):
     html, with_slurm, rows = page({"n1": plain, "n2": slurm})
     assert with_slurm == heads + 1 and rows == [with_slurm, with_slurm]
     assert "Slurm GRES" in html and "gpu:&lt;b&gt;x&lt;/b&gt;:2" in html and "<b>x</b>" not in html
+
+
+@pytest.mark.skipif(__import__("os").geteuid() != 0, reason="last.json is read only when root owns it")
+def test_the_health_verdict_and_failing_checks(tmp_path):
+    # A real run of the check (health_run) over an empty bus that expects one GPU, its last.json read back as the
+    # probe's section health reads it; the column only where a host has a verdict, every value escaped.
+    import re
+
+    import jinja2
+
+    from ansible_collections.gpulab.rocm.plugins.module_utils import health_run
+    data = tmp_path / "health.json"
+    data.write_text(json.dumps({"sysfs_root": str(no_pci(tmp_path) and tmp_path / "empty-sys"), "gpu_count": 1,
+                                "node_class": "<i>mi</i>"}))
+    health_run.run(str(data), str(tmp_path / "state"), lambda name: None)
+    sick = report.host_record(node(tmp_path, health=health_run.read_result(str(tmp_path / "state" / "last.json"))),
+                              "n2")
+    assert sick["health"]["verdict"] == "unhealthy"
+    assert sick["health"]["failing"][0] == "GPU_COUNT: 0 GPU(s) in KFD and 0 on the PCI bus, 1 expected"
+    assert [line.split(":")[0] for line in sick["health"]["failing"]] == ["GPU_COUNT", "AMDGPU_LOADED", "KFD_NODE",
+                                                                         "ROCMINFO"]
+    assert "health check: %s" % "; ".join(sick["health"]["failing"]) in sick["problems"]
+    plain = report.host_record(node(tmp_path), "n1")
+    assert plain["health"] is None
+    sick["health"]["failing"].append("X: <b>bold</b>")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROOT / "roles" / "rocm_report" / "templates")))
+    fleet = report.report_fleet({"n1": {"r": plain}, "n2": {"r": sick}}, ["n1", "n2"], "r")
+    html = env.get_template("fleet-report.html.j2").render(__rocm_report=fleet, rocm_report_title="t")
+    heads = len(re.findall(r"<th\b", html))
+    assert ">Health</th>" in html and ">unhealthy</span>" in html and "X: &lt;b&gt;bold&lt;/b&gt;" in html
+    assert [len(re.findall(r"<td\b", row)) for row in re.findall(r"<tr class=.*?</tr>", html, re.S)] == [heads] * 2

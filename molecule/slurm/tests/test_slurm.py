@@ -253,3 +253,66 @@ def _slurm_is_up(host):
         if host.run("scontrol ping").rc == 0:
             return
         time.sleep(1)
+
+
+# --- the GPU health check as Slurm's HealthCheckProgram (issue 22, docs/health.md) ---------------------------------
+
+HEALTH_ON = {"rocm_slurm_health_check": True, "rocm_slurm_health_interval": 5}
+
+
+def drained(host):
+    """{node: reason} of the nodes sinfo -R lists (drained or down, with their reasons)."""
+    lines = host.check_output("sinfo -R -h -o '%n|%E'").splitlines()
+    return dict(line.split("|", 1) for line in lines if "|" in line)
+
+
+def wait_until(check, timeout=90):
+    value = None
+    for _ in range(timeout):
+        value = check()
+        if value:
+            return value
+        time.sleep(1)
+    return value
+
+
+def last_check(name):
+    """When the node's health check last ran (its last.json)."""
+    return json.loads(node(name).file("/var/lib/gpulab/health/last.json").content_string)["time"]
+
+
+def test_the_health_check_runs_from_slurm(host):
+    run = runs.playbook("molecule/slurm/health.yml", HOSTS)
+    assert run.rc == 0, run
+    assert node(N2).run("/usr/sbin/gpulab-gpu-health").rc == 0
+    run = runs.playbook("playbooks/slurm.yml", HOSTS, extra_vars=HEALTH_ON)
+    assert run.rc == 0, run
+    conf = host.file("/etc/slurm/slurm.conf").content_string
+    assert "HealthCheckProgram=/usr/sbin/gpulab-slurm-health" in conf and "HealthCheckInterval=5" in conf, conf
+    assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}) == {
+        N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}
+    # slurmd ran the check: its result is there, healthy
+    last = json.loads(node(N2).file("/var/lib/gpulab/health/last.json").content_string)
+    assert last["verdict"] == "healthy", last
+    again = runs.playbook("playbooks/slurm.yml", HOSTS, extra_vars=HEALTH_ON)
+    assert again.rc == 0 and [again.changed(name) for name in (CTL, N1, N2)] == [0, 0, 0], again
+
+
+def test_a_broken_gpu_is_drained_with_a_gpulab_reason_and_resumed_when_repaired(host):
+    node(N2).check_output("rm /dev/dri/renderD128")
+    reasons = wait_until(lambda: drained(host).get(N2))
+    assert reasons and reasons.startswith("gpulab: health: RENDER_NODE"), drained(host)
+    assert N1 not in drained(host)
+    node(N2).check_output("mknod -m 0660 /dev/dri/renderD128 c 226 128 && chgrp render /dev/dri/renderD128")
+    assert wait_until(lambda: N2 not in drained(host)), drained(host)
+    assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")})[N2][1] == "idle"
+
+
+def test_an_admins_drain_stays(host):
+    host.check_output("scontrol update NodeName=%s State=DRAIN Reason='admin: fan swap'" % N2)
+    since = last_check(N2)
+    # a health check of the (healthy) node ran after the admin's drain, and left it drained
+    assert wait_until(lambda: last_check(N2) > since), since
+    assert drained(host).get(N2) == "admin: fan swap", drained(host)
+    host.check_output("scontrol update NodeName=%s State=RESUME" % N2)
+    assert wait_until(lambda: N2 not in drained(host)), drained(host)

@@ -325,6 +325,18 @@ def _read(text):
     return None, [], {}
 
 
+def read_entries(text):
+    """[(gpu index, the object amd-smi printed for it)] from one output of any command in any form (JSON, "GPU: N"
+    text, CSV, table): what the health check reads from `metric --json` and `bad-pages`. A known no-GPU message
+    gives []; text that is no amd-smi output raises ParseError."""
+    text = strip_ansi(text).replace('\r\n', '\n')
+    form, entries, _extra = _read(text)
+    if form is None and not diagnose(text):
+        raise ParseError('this is not amd-smi output: no JSON, CSV, "GPU: N" blocks or table, and no known error '
+                         'message.')
+    return entries
+
+
 # --- normalisation: one flat record per GPU, the same keys as rocm_smi's --------------------------------------
 
 def _section(data, *path):

@@ -220,6 +220,10 @@ def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
     elif slurm:
         slurm.pop('problem', None)
 
+    health = health_record(node)
+    if health and health['verdict'] != 'healthy':
+        problems.append('health check: %s' % ('; '.join(health['failing']) or health['error'] or health['verdict']))
+
     # The GPUs the ROCm tools see, as gpu_count counts them (rocm_verify's figures); sysfs-only rows are not usable.
     amd_rows = [row for row in finished if row['vendor'] == 'AMD' and set(row['seen_by']) - {'pci'}]
     gpu_problems = ['%s: %s' % (row['pci_bus'] or row['model'], problem) for row in finished for problem in row['problems']]
@@ -239,7 +243,18 @@ def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
         'host_problems': problems,
         'gpus': finished,
         'slurm': slurm,
+        'health': health,
     }
+
+
+def health_record(node):
+    """The last verdict of gpulab-gpu-health on the host (probe section health): {'verdict', 'time', 'failing',
+    'error'}; None where the check never ran (no rocm_health)."""
+    health = node.get('health')
+    if not isinstance(health, Mapping):
+        return None
+    return {'verdict': health.get('verdict') or 'unknown', 'time': health.get('time'),
+            'failing': [str(item) for item in health.get('failing') or []], 'error': health.get('error')}
 
 
 def slurm_name(node):
@@ -301,6 +316,7 @@ def unreachable_host(name):
         'host_problems': [UNREACHABLE],
         'gpus': [],
         'slurm': None,
+        'health': None,
     }
 
 

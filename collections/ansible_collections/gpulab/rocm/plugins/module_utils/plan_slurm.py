@@ -18,7 +18,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import slurm_conf as sc
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, sha1
 
 HEADER = '# Managed by gpulab.rocm (role rocm_slurm). Local changes are overwritten.\n'
 BLOCK_BEGIN = '# BEGIN gpulab.rocm GPUs (role rocm_slurm)'
@@ -28,6 +28,16 @@ DEFAULTS_FILE = '/etc/default/slurmd'
 MUNGE_KEY = '/etc/munge/munge.key'
 CONTROLLER_PACKAGES = ['munge', 'slurmctld', 'slurm-client']
 NODE_PACKAGES = ['munge', 'slurmd', 'slurm-client']
+# The health check (role rocm_health installs it on the compute nodes; docs/health.md).
+HEALTH_PROGRAM = '/usr/sbin/gpulab-slurm-health'
+HEALTH_NODE_STATES = ('ALLOC', 'ANY', 'CYCLE', 'IDLE', 'MIXED', 'NONDRAINED_IDLE')
+DROPIN_DIR = '/etc/systemd/system/slurmd.service.d'
+DROPIN = DROPIN_DIR + '/gpulab-gpus.conf'
+# slurmd must not register before amdgpu made /dev/kfd and the render nodes (gres.conf names them): wait up to a
+# minute for them after boot, then start anyway (the health check drains a node whose GPUs did not come up).
+DROPIN_TEXT = ('# Managed by gpulab.rocm (role rocm_slurm): slurmd waits for /dev/kfd and the GPUs\' render nodes.\n'
+               '[Unit]\nAfter=systemd-modules-load.service systemd-udev-settle.service\n\n[Service]\n'
+               'ExecStartPre=-/usr/sbin/gpulab-gpu-health --wait-devices 60\nTimeoutStartSec=180\n')
 _CLUSTER_NAME_RE = re.compile(r'^[a-z0-9][a-z0-9_-]{0,39}\Z')
 _PARTITION_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z')
 
@@ -209,6 +219,14 @@ def check_cluster(wanted):
     for key in ('slurmctld_port', 'slurmd_port'):
         if not _is_port(wanted.get(key)):
             problems.append('rocm_slurm_%s must be a TCP port (1-65535), got %r' % (key, wanted.get(key)))
+    if _flag(wanted.get('health_check')):
+        if not _is_whole(wanted.get('health_interval'), 1):
+            problems.append('rocm_slurm_health_interval must be seconds (1 or more), got %r'
+                            % (wanted.get('health_interval'),))
+        states = str(wanted.get('health_node_state') or '').upper().split(',')
+        if not states or [state for state in states if state not in HEALTH_NODE_STATES]:
+            problems.append('rocm_slurm_health_node_state must be one or more of %s (comma separated), got %r'
+                            % (', '.join(HEALTH_NODE_STATES), wanted.get('health_node_state')))
     extra = wanted.get('conf_extra') or {}
     if not isinstance(extra, dict):
         problems.append('rocm_slurm_conf_extra must be a dict of slurm.conf key: value')
@@ -223,6 +241,32 @@ def check_cluster(wanted):
     return problems
 
 
+def _is_whole(value, least):
+    if isinstance(value, bool):
+        return False
+    try:
+        return int(value) >= least
+    except (TypeError, ValueError):
+        return False
+
+
+def health_lines(wanted):
+    """[(key, value)] of the health check's slurm.conf lines; [] where rocm_slurm_health_check is false."""
+    if not _flag(wanted.get('health_check')):
+        return []
+    return [('HealthCheckProgram', HEALTH_PROGRAM), ('HealthCheckInterval', str(int(wanted['health_interval']))),
+            ('HealthCheckNodeState', str(wanted['health_node_state']).upper())]
+
+
+def probe_needs(node, wanted, stack):
+    """On a compute node: slurmd's drop-in and whether systemd runs (it is reloaded after the drop-in changes)."""
+    if not _flag(wanted.get('compute')):
+        return None
+    paths = [DROPIN_DIR, DROPIN, '/run/systemd/system', HEALTH_PROGRAM]
+    missing = [path for path in paths if path not in (node.get('paths') or {})]
+    return {'sections': ['paths'], 'paths': missing} if missing else None
+
+
 def _text(value):
     if isinstance(value, bool):
         return 'YES' if value else 'NO'
@@ -232,12 +276,12 @@ def _text(value):
 def plan(node, wanted, stack=None):
     """Phase slurm. wanted: install, conf_dir, controller, compute, record (this host's slurm_node record), nodes
     ({host: record} of the compute nodes this run read), controller_record, cluster_name, partition,
-    slurmctld_port, slurmd_port, cgroup_enforce, conf_extra.
+    slurmctld_port, slurmd_port, cgroup_enforce, conf_extra, health_check, health_interval, health_node_state.
 
     Returns the Plan with files {path: content}, remove [paths], munge_key (create|install|None), start and restart
     ([services] in the order to act), reconfigure (bool: scontrol reconfigure on the controller afterwards)."""
     result = Plan('slurm')
-    result.update(files={}, remove=[], munge_key=None, start=[], restart=[], reconfigure=False)
+    result.update(files={}, remove=[], munge_key=None, start=[], restart=[], reconfigure=False, dropin=None)
     problems = check_cluster(wanted)
     if problems:
         raise PlanError('rocm_slurm: %s. Nothing was changed.' % '; '.join(problems))
@@ -276,7 +320,7 @@ def plan(node, wanted, stack=None):
         result.warn('%s is missing on this node (configless Slurm?): slurm.conf is left to the controller' % conf_path)
         content = None
     else:
-        content = edit_slurm_conf(current['content'], records)
+        content = edit_slurm_conf(current['content'], records, health_lines(wanted))
     if content is not None and current.get('content') != content:
         result['files'][conf_path] = content
         gpus_of = gres_changes(current.get('content') or '', content)
@@ -326,6 +370,21 @@ def plan(node, wanted, stack=None):
             result.change('write %s' % path, 'ConstrainDevices=yes is %s' % (
                 'missing' if 'ConstrainDevices' not in (cgroup.get('content') or '') else 'not set'))
             restart.add('slurmd')
+        # slurmd waits for the GPUs' device nodes after boot (systemd drop-in), where the health check runs
+        paths = node.get('paths') or {}
+        if health_lines(wanted):
+            if HEALTH_PROGRAM in paths and (paths[HEALTH_PROGRAM] or {}).get('type') != 'file':
+                result.warn('%s is not installed on this node: slurmd\'s HealthCheckProgram fails here until role '
+                            'rocm_health runs on it (playbooks/provision.yml)' % HEALTH_PROGRAM)
+            if (paths.get(DROPIN) or {}).get('sha1') != sha1(DROPIN_TEXT):
+                result['files'][DROPIN] = DROPIN_TEXT
+                result['dropin'] = {'folder': (paths.get(DROPIN_DIR) or {}).get('type') != 'directory',
+                                    'reload': (paths.get('/run/systemd/system') or {}).get('type') == 'directory'}
+                result.change('write %s' % DROPIN, 'slurmd waits for /dev/kfd and the render nodes after boot '
+                              '(takes effect at its next start)')
+        elif (paths.get(DROPIN) or {}).get('type') == 'file':
+            result['remove'].append(DROPIN)
+            result.change('remove %s' % DROPIN, 'rocm_slurm_health_check is false')
         # /etc/default/slurmd: the node's Slurm name, where it is not the host name
         if install:
             defaults = files.get('defaults') or {}
@@ -390,7 +449,8 @@ def plan(node, wanted, stack=None):
 _OWN_KEYS = ('clustername', 'slurmctldhost', 'slurmctldport', 'slurmdport', 'slurmuser', 'authtype', 'gres',
              'grestypes', 'nodename', 'partitionname', 'proctracktype', 'taskplugin', 'statesavelocation',
              'slurmdspooldir', 'slurmctldpidfile', 'slurmdpidfile', 'slurmctldlogfile', 'slurmdlogfile',
-             'selecttype', 'selecttypeparameters', 'returntoservice')
+             'selecttype', 'selecttypeparameters', 'returntoservice', 'healthcheckprogram', 'healthcheckinterval',
+             'healthchecknodestate')
 
 
 def node_line(record, slurmd_port):
@@ -440,6 +500,7 @@ def render_slurm_conf(wanted, ctl, records, current):
              'SelectTypeParameters=CR_Core',
              'ReturnToService=2',
              'GresTypes=gpu']
+    lines += ['%s=%s' % pair for pair in health_lines(wanted)]
     lines += ['%s=%s' % (key, _text(value)) for key, value in sorted((wanted.get('conf_extra') or {}).items())]
     named = set(record['name'] for record in records)
     kept = []
@@ -458,7 +519,7 @@ def render_slurm_conf(wanted, ctl, records, current):
     return '\n'.join(lines) + '\n'
 
 
-def edit_slurm_conf(text, records):
+def edit_slurm_conf(text, records, health=None):
     """An existing slurm.conf with the lines the role owns in step with the facts: GresTypes holds gpu (other
     types stay), and each read node's NodeName line has its GPUs in Gres= (other GRES stay). Every other line and
     word is kept as it is. PlanError when a node has no line of its own."""
@@ -506,7 +567,32 @@ def edit_slurm_conf(text, records):
     else:
         at = first_node_at if first_node_at is not None else len(lines)
         lines.insert(at, 'GresTypes=gpu' + OWNED_LINE)
-    return '\n'.join(lines) + '\n'
+    return '\n'.join(_with_health(lines, health or [])) + '\n'
+
+
+def _with_health(lines, health):
+    """The health check's keys set (owned lines, before the first NodeName line where new); with health [] the
+    owned ones removed, the lab's own kept."""
+    wanted = dict((key.lower(), (key, value)) for key, value in health)
+    out, seen = [], set()
+    for line in lines:
+        words, comment = sc.split_line(line)
+        pairs = sc.words_to_dict(words)
+        key = pairs[0][0].lower() if pairs else ''
+        if key in ('healthcheckprogram', 'healthcheckinterval', 'healthchecknodestate'):
+            if key in wanted:
+                seen.add(key)
+                name, value = wanted[key]
+                line = line if pairs[0][1] == value else '%s=%s%s' % (name, value, OWNED_LINE)
+            elif comment.strip() == OWNED_LINE.strip():
+                continue
+        out.append(line)
+    new = ['%s=%s%s' % (name, value, OWNED_LINE) for key, (name, value) in sorted(wanted.items()) if key not in seen]
+    if new:
+        at = next((index for index, line in enumerate(out)
+                   if (sc.words_to_dict(sc.split_line(line)[0]) or [('', '')])[0][0].lower() == 'nodename'), len(out))
+        out[at:at] = new
+    return out
 
 
 def _with_gres(words, comment, gpu_gres):

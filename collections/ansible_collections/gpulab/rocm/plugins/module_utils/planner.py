@@ -9,12 +9,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_modules, plan_repo, plan_sdk, plan_slurm,
-    plan_validate, plan_verify, preflight,
+    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_health, plan_modules, plan_repo, plan_sdk,
+    plan_slurm, plan_validate, plan_verify, preflight,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
-CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'modules', 'containers', 'slurm_node', 'slurm')
+CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'modules', 'containers', 'health', 'slurm_node', 'slurm')
 
 # The contract between the planner and the roles (docs/plan-contract.md): per phase, the probe sections it reads
 # (a phase whose sections the node lacks gets them probed first) and the keys of its result that a role may read,
@@ -124,6 +124,15 @@ CONTRACT = {
             'check': 'The container check: engines, users, cases, gids, image, busybox.',
         },
     },
+    'health': {
+        # Plus 'paths' (plan_health.probe_needs): the installed program's files.
+        'sections': ('os', 'gpus'),
+        'keys': {
+            'folders': 'Root-owned folders of the program to make.',
+            'files': "The program's files and the expected values to write, path to content.",
+            'scripts': 'The entry scripts to write (mode 0755), path to content.',
+        },
+    },
     'verify': {
         'sections': ('os', 'gpus', 'tools', 'versions'),
         'keys': {
@@ -133,7 +142,7 @@ CONTRACT = {
         },
     },
     'report': {
-        'sections': ('os', 'gpus', 'tools', 'versions', 'slurm'),
+        'sections': ('os', 'gpus', 'tools', 'versions', 'slurm', 'health'),
         'keys': {'record': "This host's record of the fleet report."},
     },
     'validate': {
@@ -162,6 +171,8 @@ CONTRACT = {
             'reconfigure': 'Whether scontrol reconfigure runs.',
             'restart': 'Daemons to restart.',
             'start': 'Daemons to start.',
+            'dropin': "For slurmd's systemd drop-in that waits for /dev/kfd and the render nodes (it is among C(files)): "
+                      'C(folder) (make its folder) and C(reload) (reload systemd), or null when it stays.',
         },
     },
 }
@@ -185,6 +196,10 @@ def probe_needs(phase, node, wanted, stack, fresh=()):
     missing = [section for section in SECTIONS[phase] if section not in (node.get('sections') or [])]
     if phase == 'report' and ('slurm' in missing or ((node.get('slurm') or {}).get('binaries') or {}).get('scontrol')):
         missing += [section for section in ('slurm', 'slurm_state') if section not in fresh and section not in missing]
+    # The health check's last result is live too where rocm_health planned in this run (it may have just run it).
+    if phase == 'report' and (node.get('health') or plan_health.PROGRAM in (node.get('paths') or {})) and \
+            'health' not in fresh and 'health' not in missing:
+        missing.append('health')
     extra = None
     if phase == 'env' and wanted.get('state') != 'absent':
         extra = plan_env.probe_needs(node, wanted, stack)
@@ -192,6 +207,10 @@ def probe_needs(phase, node, wanted, stack, fresh=()):
         extra = plan_containers.probe_needs(node, wanted, stack)
     elif phase == 'modules':
         extra = plan_modules.probe_needs(node, wanted, stack)
+    elif phase == 'health':
+        extra = plan_health.probe_needs(node, wanted, stack)
+    elif phase == 'slurm':
+        extra = plan_slurm.probe_needs(node, wanted, stack)
     if not missing and not extra:
         return None
     args = {'sections': missing}
@@ -231,6 +250,8 @@ def plan(phase, node, wanted, stack, host=None, previous=None):
         return plan_modules.plan(node, wanted, stack)
     if phase == 'containers':
         return plan_containers.plan(node, wanted, stack)
+    if phase == 'health':
+        return plan_health.plan(node, wanted, stack)
     if phase == 'verify':
         return plan_verify.plan(node, wanted, stack, host.get('name'))
     if phase == 'validate':

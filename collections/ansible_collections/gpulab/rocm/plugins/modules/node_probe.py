@@ -40,7 +40,8 @@ options:
     type: list
     elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions,
-              candidates, paths, autoremove, fix_broken, containers, slurm, slurm_state, modules]
+              candidates, paths, autoremove, fix_broken, containers, slurm, slurm_state, modules,
+              health]
   users:
     description: Users whose groups and C(~/.bashrc) block are read (the stack-wide C(rocm_gpu_users)).
     type: list
@@ -68,6 +69,9 @@ options:
         which of munged, slurmd and slurmctld run (processes of root and the C(munge) and C(slurm) users only), and
         the CPU and NUMA topology under O(sysfs_root). Section C(slurm_state) asks the controller for every node as
         Slurm sees it (C(scontrol show node -o)).
+      - Section C(health) reads the last result of C(gpulab-gpu-health) (C(/var/lib/gpulab/health/last.json),
+        role C(rocm_health)) - its verdict and failing checks; a link, a file not owned by root or writable by others
+        is not read.
     type: list
     elements: str
     default: []
@@ -159,7 +163,7 @@ ansible_facts:
     gpulab_node:
       description: One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups),
         C(alternatives), C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates),
-        C(containers), C(slurm), C(slurm_state), C(modules)), plus C(sections), C(params), C(notices) (what was
+        C(containers), C(slurm), C(slurm_state), C(modules), C(health)), plus C(sections), C(params), C(notices) (what was
         replaced or left unread, and why) and C(timeouts) (the tools stopped by their time limit).
       returned: always
       type: dict
@@ -178,6 +182,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
     TOOL_DIRS, ToolTimeout, timed_run, utf8_notice, valid_utf8,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import read_all
+from ansible_collections.gpulab.rocm.plugins.module_utils.health_run import read_result as read_health_result
 from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
     dearmor, expired_keys, primary_fingerprints, trusted_keyring,
 )
@@ -188,7 +193,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wa
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
             'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm',
-            'slurm_state', 'modules']
+            'slurm_state', 'modules', 'health']
 DEFAULT_SECTIONS = [section for section in SECTIONS
                     if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm_state',
                                        'modules')]
@@ -568,6 +573,8 @@ def main():
             elif section == 'paths':
                 node['paths'] = dict((path, ns.describe_file(path, with_content=False))
                                      for path in module.params['paths'])
+            elif section == 'health':
+                node['health'] = read_health_result()
             elif section == 'alternatives':
                 node['alternatives'] = {'rocm': ns.alternative('/', 'rocm')}
             else:

@@ -30,7 +30,7 @@ options:
   phase:
     description: The phase to plan (one of the planner's CONTRACT); required unless O(forget) or O(gate) is true.
     type: str
-    choices: [preflight, repo, driver, sdk, access, env, modules, containers, verify, report, slurm_node, slurm]
+    choices: [preflight, repo, driver, sdk, access, env, modules, containers, health, verify, report, slurm_node, slurm]
   forget:
     description:
       - Forget this host's probe instead of planning, so that the next plan reads the host anew. For a change that
@@ -200,12 +200,24 @@ download_args:
   - 'Phase sdk: apt-get install --download-only''s arguments after its fixed options.'
   returned: for the phase sdk
   type: raw
+dropin:
+  description:
+  - 'Phase slurm: For slurmd''s systemd drop-in that waits for /dev/kfd and the render nodes (it is among C(files)):
+    C(folder) (make its folder) and C(reload) (reload systemd), or null when it stays.'
+  returned: for the phase slurm
+  type: raw
 files:
   description:
   - 'Phase env: Root-owned files to write, path to content (profile.d, ld.so.conf.d).'
   - 'Phase modules: Modulefiles and the default marker to write, path to content.'
+  - 'Phase health: The program''s files and the expected values to write, path to content.'
   - 'Phase slurm: Slurm files to write, path to content.'
-  returned: for the phases env, modules, slurm
+  returned: for the phases env, modules, health, slurm
+  type: raw
+folders:
+  description:
+  - 'Phase health: Root-owned folders of the program to make.'
+  returned: for the phase health
   type: raw
 holds:
   description:
@@ -345,6 +357,11 @@ restart_docker:
   description:
   - 'Phase containers: Whether dockerd is restarted to read the CDI setting.'
   returned: for the phase containers
+  type: raw
+scripts:
+  description:
+  - 'Phase health: The entry scripts to write (mode 0755), path to content.'
+  returned: for the phase health
   type: raw
 set_alternative:
   description:

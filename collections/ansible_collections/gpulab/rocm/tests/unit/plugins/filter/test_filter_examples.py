@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report
+from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report, health
 
 HERE = Path(__file__).resolve().parent
 COLLECTION = HERE.parents[3]
@@ -44,6 +44,15 @@ def inputs():
         ("apt_failure",): {"ansible_failed_result": {"msg": "non-zero return code", "stdout": LOCK}},
         ("validation_thresholds",): {"report": slow, "rocm_validate_thresholds": thresholds},
         ("validation_failures",): {"report": slow, "rocm_validate_thresholds": thresholds},
+        # What gpulab-gpu-health prints for a node whose second GPU left KFD (the checks' own entries).
+        ("health_failures",): {"health": {"stdout": json.dumps({
+            "schema": 1, "verdict": "unhealthy",
+            "checks": health.check_gpu_count(1, 2, 2) + health.check_amdgpu(True, [])})}},
+        # A lab-group scratch folder (2770, not sticky) as ansible.builtin.stat describes it, under a root-owned /.
+        ("validation_remote_dir",): {"folder": {"stat": {"exists": True, "isdir": True, "islnk": False, "uid": 0,
+                                                         "mode": "2770", "wgrp": True, "woth": False}},
+                                     "parent": {"stat": {"exists": True, "isdir": True, "islnk": False, "uid": 0,
+                                                         "mode": "0755", "wgrp": False, "woth": False}}},
         ("fleet_report", "fleet_report_stats"): {"__record": {"record": record}},
     }
 
@@ -108,3 +117,12 @@ def test_validation_failures_gives_the_documented_result(results):
 def test_validation_thresholds_are_those_of_the_report_s_model(results):
     applied = results["validation_thresholds"]["applied"]
     assert applied == {"resnet50_images_per_s": 312, "bert_samples_per_s": 58}, applied
+
+
+def test_health_failures_lists_the_failing_checks(results):
+    assert results["health_failures"]["failures"] == ["health check: 1 GPU(s) in KFD and 2 on the PCI bus, 2 expected"]
+
+
+def test_validation_remote_dir_refuses_a_group_writable_folder(results):
+    problems = results["validation_remote_dir"]["problems"]
+    assert len(problems) == 1 and "2770" in problems[0], problems

@@ -325,14 +325,14 @@ def test_hostlists():
 
 
 def test_the_report_reads_slurms_live_view_only_where_the_host_has_slurm():
-    read = ["os", "gpus", "tools", "versions", "slurm"]
+    read = ["os", "gpus", "tools", "versions", "slurm", "health"]
     without = {"sections": read, "slurm": {"binaries": {"scontrol": None}}}
     assert planner.probe_needs("report", without, {}, {}) is None  # one module run on a host without Slurm
     with_slurm = {"sections": read, "slurm": {"binaries": {"scontrol": "/usr/bin/scontrol"}}}
     assert planner.probe_needs("report", with_slurm, {}, {})["sections"] == ["slurm", "slurm_state"]
     assert planner.probe_needs("report", with_slurm, {}, {}, fresh={"slurm", "slurm_state"}) is None
     assert planner.probe_needs("report", {"sections": []}, {}, {})["sections"] == [
-        "os", "gpus", "tools", "versions", "slurm", "slurm_state"]
+        "os", "gpus", "tools", "versions", "slurm", "health", "slurm_state"]
 
 
 # --- a whole cluster, as the role runs it: every record, then every host's plan, applied, planned again -------------
@@ -385,3 +385,59 @@ def test_a_cluster_converges_then_plans_nothing_and_follows_a_gpu_count_change(t
     assert [third[name]["reconfigure"] for name in ("ctl", "n1", "n2")] == [False, True, False]
     assert "Gres=gpu:rx7900xtx:2" in third["ctl"]["files"]["/etc/slurm/slurm.conf"]
     assert [plan["changes"] for plan in run_cluster(hosts).values()] == [[], [], []]
+
+
+# --- the health check's lines and slurmd's drop-in (docs/health.md) ------------------------------------------------
+
+HEALTH = {"health_check": True, "health_interval": 30, "health_node_state": "any"}
+
+
+def test_the_health_check_lines_are_owned_lines_of_the_labs_slurm_conf(tmp_path):
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": LAB_CONF})
+    result = cluster(node, record(node), **HEALTH)
+    conf = result["files"]["/etc/slurm/slurm.conf"]
+    lines = conf.splitlines()
+    assert [line for line in lines if line.startswith("HealthCheck")] == [
+        "HealthCheckInterval=30" + plan_slurm.OWNED_LINE, "HealthCheckNodeState=ANY" + plan_slurm.OWNED_LINE,
+        "HealthCheckProgram=/usr/sbin/gpulab-slurm-health" + plan_slurm.OWNED_LINE]
+    assert lines.index("HealthCheckProgram=/usr/sbin/gpulab-slurm-health" + plan_slurm.OWNED_LINE) < \
+        lines.index("NodeName=gpu01 CPUs=4 Gres=mps:100,gpu:mi250x:2 State=UNKNOWN")
+    # a lab's own interval is replaced by ours, marked; off again removes only our lines
+    edited = conf.replace("HealthCheckInterval=30" + plan_slurm.OWNED_LINE, "HealthCheckInterval=600")
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": edited})
+    again = cluster(node, record(node), **HEALTH)["files"]["/etc/slurm/slurm.conf"]
+    assert again == conf
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": conf})
+    off = cluster(node, record(node), health_check=False)["files"]["/etc/slurm/slurm.conf"]
+    assert "HealthCheck" not in off
+
+
+def test_an_installed_slurm_gets_the_health_lines_and_slurmd_its_drop_in(tmp_path):
+    node = probe(tmp_path, TWO_MI250X)
+    node["paths"] = {plan_slurm.DROPIN_DIR: {"exists": False, "type": None},
+                     plan_slurm.DROPIN: {"exists": False, "type": None},
+                     "/run/systemd/system": {"exists": True, "type": "directory"}}
+    result = cluster(node, record(node), install=True, **HEALTH)
+    conf = result["files"]["/etc/slurm/slurm.conf"]
+    assert "\nHealthCheckProgram=/usr/sbin/gpulab-slurm-health\nHealthCheckInterval=30\nHealthCheckNodeState=ANY\n" \
+        in conf
+    assert result["files"][plan_slurm.DROPIN] == plan_slurm.DROPIN_TEXT
+    assert "ExecStartPre=-/usr/sbin/gpulab-gpu-health --wait-devices 60" in plan_slurm.DROPIN_TEXT
+    assert result["dropin"] == {"folder": True, "reload": True}
+    node["paths"][plan_slurm.DROPIN] = {"exists": True, "type": "file", "sha1": sha1(plan_slurm.DROPIN_TEXT)}
+    assert plan_slurm.DROPIN not in cluster(node, record(node), install=True, **HEALTH)["files"]
+    assert planner.probe_needs("slurm", {"sections": ["os", "slurm"]}, {"compute": True}, {})["paths"] == [
+        plan_slurm.DROPIN_DIR, plan_slurm.DROPIN, "/run/systemd/system", plan_slurm.HEALTH_PROGRAM]
+    node["paths"][plan_slurm.HEALTH_PROGRAM] = {"exists": False, "type": None}
+    assert "/usr/sbin/gpulab-slurm-health is not installed on this node" in " ".join(
+        cluster(node, record(node), install=True, **HEALTH)["notices"])
+
+
+@pytest.mark.parametrize("over, words", [
+    ({"health_interval": 0}, "rocm_slurm_health_interval must be seconds"),
+    ({"health_node_state": "SOMETIMES"}, "rocm_slurm_health_node_state must be one or more of ALLOC, ANY"),
+])
+def test_bad_health_values_are_refused(tmp_path, over, words):
+    node = probe(tmp_path, TWO_MI250X)
+    with pytest.raises(PlanError, match=words):
+        cluster(node, record(node), **dict(HEALTH, **over))

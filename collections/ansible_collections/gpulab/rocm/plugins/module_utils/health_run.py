@@ -1,0 +1,287 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpulab-gpu-health: read the node (sysfs, /dev, rocminfo, amd-smi, each tool with a timeout), run the checks of
+health.py, write /var/lib/gpulab/health/last.json, exit 0 healthy, 1 unhealthy, 2 could not run.
+
+Runs on the node without Ansible: rocm_health copies this file and the module_utils it imports into
+/usr/lib/gpulab/python with the package layout, and /usr/sbin/gpulab-gpu-health calls main(). Standard library only.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import argparse
+import grp
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import amd_smi, gpu_sysfs, gpu_tools, health, pci
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS, ParseError
+from ansible_collections.gpulab.rocm.plugins.module_utils.root_files import write_atomic
+
+DATA = '/etc/gpulab/health.json'
+STATE_DIR = '/var/lib/gpulab/health'
+MAX_DATA_BYTES = 1024 * 1024
+MAX_OUTPUT_BYTES = 16 * 1024 * 1024
+EXIT = {'healthy': 0, 'unhealthy': 1, 'error': 2}
+
+
+class Timeout(Exception):
+    pass
+
+
+def run_tool(argv, timeout):
+    """(rc, stdout, stderr) of argv, killed with its process group after timeout seconds (Timeout)."""
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                               start_new_session=True, env=dict(os.environ, LC_ALL='C'))
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        process.communicate()
+        raise Timeout(argv[0])
+    return (process.returncode, out[:MAX_OUTPUT_BYTES].decode('utf-8', 'replace'),
+            err[:MAX_OUTPUT_BYTES].decode('utf-8', 'replace'))
+
+
+def find_tool(name, path=None):
+    search = os.pathsep.join([path or os.environ.get('PATH') or '/usr/sbin:/usr/bin:/sbin:/bin'] + TOOL_DIRS)
+    return shutil.which(name, path=search)
+
+
+def stat_node(path):
+    """{'path', 'exists', 'char', 'group'} of a device node, never following a link."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return {'path': path, 'exists': False, 'char': False, 'group': None}
+    try:
+        group = grp.getgrgid(info.st_gid).gr_name
+    except KeyError:
+        group = str(info.st_gid)
+    return {'path': path, 'exists': True, 'char': stat.S_ISCHR(info.st_mode), 'group': group}
+
+
+def rocminfo_result(timeout, find=find_tool, run=run_tool):
+    try:
+        facts = gpu_tools.read_rocminfo(lambda argv: run(argv, timeout), find)
+    except Timeout:
+        return {'status': 'timeout', 'seconds': timeout}
+    except ParseError as exc:
+        return {'status': 'error', 'message': str(exc)}
+    if not facts['present']:
+        return {'status': 'absent'}
+    return {'status': 'ok', 'facts': facts}
+
+
+def amd_smi_result(binary, args, timeout, run=run_tool):
+    """{'status': 'ok', 'entries'} or {'status': 'fail', 'message'}: amd-smi that hangs, exits non-zero or prints
+    what is no amd-smi output is a failed check (fail closed)."""
+    argv = [binary] + args
+    shown = ['amd-smi'] + args
+    try:
+        rc, out, err = run(argv, timeout)
+    except Timeout:
+        return {'status': 'fail', 'argv': shown, 'message': 'did not finish within %s s' % timeout}
+    if rc != 0:
+        first = next((line.strip() for line in (err + '\n' + out).splitlines() if line.strip()), 'no output')
+        return {'status': 'fail', 'argv': shown, 'message': 'exit status %d: %s' % (rc, first[:200])}
+    try:
+        return {'status': 'ok', 'entries': amd_smi.read_entries(out)}
+    except ParseError as exc:
+        return {'status': 'fail', 'argv': shown, 'message': str(exc)}
+
+
+def gather(want, find=find_tool, run=run_tool):
+    """Everything the checks read, from want's sysfs_root and dev_root and the tools."""
+    sysfs, dev = want['sysfs_root'], want['dev_root']
+    facts = pci.gather_pci(sysfs_root=sysfs)
+    kfd_gpu_nodes = [node for node in facts['kfd_nodes'] if node['type'] == 'gpu']
+    index = {}
+    for number, node in enumerate(kfd_gpu_nodes):
+        index.setdefault(node['bdf'], number)
+    devices_dir = os.path.join(sysfs, 'bus', 'pci', 'devices')
+    gpus = []
+    for device in facts['amd']:
+        device_dir = os.path.join(devices_dir, device['bdf'])
+        render = device['render_node']
+        gpus.append({
+            'bdf': device['bdf'], 'gpu': index.get(device['bdf']), 'device_id': device['device_id'],
+            'driver': device['driver'], 'link': device['link'],
+            'aer': gpu_sysfs.aer_totals(gpu_sysfs.read_aer(device_dir)),
+            'render': stat_node(os.path.join(dev, 'dri', os.path.basename(render))) if render else None,
+        })
+    inputs = {
+        'kfd_physical_gpus': facts['kfd_physical_gpus'] if facts['kfd_present'] else None,
+        'kfd_gpu_nodes': len(kfd_gpu_nodes),
+        'gpus': gpus,
+        'amdgpu_loaded': os.path.isdir(os.path.join(sysfs, 'module', 'amdgpu')),
+        'kfd': stat_node(os.path.join(dev, 'kfd')),
+        'rocminfo': rocminfo_result(want['rocminfo_timeout'], find, run),
+        'amd_smi': None,
+    }
+    binary = find('amd-smi')
+    if binary:
+        inputs['amd_smi'] = {
+            'metric': amd_smi_result(binary, ['metric', '--json'], want['amd_smi_timeout'], run),
+            'bad_pages': amd_smi_result(binary, ['bad-pages'], want['amd_smi_timeout'], run),
+        }
+    return inputs
+
+
+def checks(want, inputs, previous_aer):
+    """The entries of every check, in the order docs/health.md lists them."""
+    gpus = inputs['gpus']
+    entries = health.check_gpu_count(inputs['kfd_physical_gpus'], len(gpus), want['gpu_count'])
+    if not gpus and not inputs['kfd_gpu_nodes'] and want['gpu_count'] in (0, -1):
+        return entries  # no AMD GPU expected or found: the driver, device node and tool checks do not apply
+    entries += health.check_amdgpu(inputs['amdgpu_loaded'], gpus)
+    entries += health.check_device_nodes(inputs['kfd'], [dict(gpu, node=gpu['render']) for gpu in gpus], want)
+    entries += health.check_rocminfo(inputs['rocminfo'], inputs['kfd_gpu_nodes'])
+    entries += health.check_links(gpus, want)
+    entries += health.check_aer(gpus, previous_aer, want)
+    if inputs['amd_smi'] is not None:  # where amd-smi is installed
+        entries += health.check_ecc(inputs['amd_smi']['metric'], want)
+        entries += health.check_bad_pages(inputs['amd_smi']['bad_pages'], want)
+        entries += health.check_xgmi(inputs['amd_smi']['metric'])
+    return entries
+
+
+def read_json(path, limit=MAX_DATA_BYTES):
+    """A JSON file read without following a link, at most limit bytes; None when it is absent."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        if not os.path.lexists(path):
+            return None
+        raise health.DataError('cannot open %s: %s' % (path, exc))
+    with os.fdopen(fd, 'rb') as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise health.DataError('%s is larger than %d bytes' % (path, limit))
+    try:
+        return json.loads(data.decode('utf-8'))
+    except ValueError as exc:
+        raise health.DataError('%s is not JSON: %s' % (path, exc))
+
+
+def read_result(path=STATE_DIR + '/last.json'):
+    """The last result as the fleet report shows it: {'verdict', 'time', 'failing': ['CODE: reason'], 'error'};
+    None where the check never ran. The file is refused when it is a link, not root's, writable by group or other,
+    or over 1 MiB (the same rules as the metrics textfile's reader)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    refused = ('a link' if stat.S_ISLNK(info.st_mode) else 'not a file' if not stat.S_ISREG(info.st_mode)
+               else 'not owned by root' if info.st_uid != 0 else 'writable by group or other'
+               if info.st_mode & 0o022 else None)
+    if refused:
+        return {'verdict': None, 'time': None, 'failing': [], 'error': '%s is %s: not read' % (path, refused)}
+    try:
+        result = read_json(path)
+        entries = [item for item in result.get('checks') or [] if isinstance(item, dict)]
+        return {'verdict': str(result.get('verdict')), 'time': result.get('time'), 'error': None,
+                'failing': ['%s: %s' % (item.get('code'), item.get('reason')) for item in entries
+                            if item.get('status') in ('fail', 'error')]}
+    except (health.DataError, AttributeError) as exc:
+        return {'verdict': None, 'time': None, 'failing': [], 'error': '%s: %s' % (path, exc)}
+
+
+def write_json(path, value):
+    owner = (0, 0) if os.geteuid() == 0 else None
+    write_atomic(path, (json.dumps(value, indent=1, sort_keys=True) + '\n').encode('utf-8'), 0o644, owner)
+
+
+def run(data_path=DATA, state_dir=STATE_DIR, find=find_tool, runner=run_tool):
+    """The result object (docs/health.md, the interface with the metrics); writes last.json and the AER state."""
+    try:
+        data = read_json(data_path)
+        if data is None:
+            raise health.DataError('%s is missing (role rocm_health writes it)' % data_path)
+        want = health.expected(data)
+        previous = read_json(os.path.join(state_dir, 'aer.json')) or {}
+        inputs = gather(want, find, runner)
+        entries = checks(want, inputs, previous if isinstance(previous, dict) else {})
+    except (health.DataError, IOError, OSError) as exc:
+        inputs, entries = None, [health.entry('health_data', 'error', 'the check could not run: %s' % exc)]
+    result = {'schema': health.SCHEMA, 'time': round(time.time(), 3), 'host': socket.gethostname().split('.')[0],
+              'verdict': health.verdict(entries), 'checks': entries}
+    if not os.path.isdir(state_dir):
+        os.makedirs(state_dir, 0o755)
+    if inputs is not None:
+        write_json(os.path.join(state_dir, 'aer.json'), dict((gpu['bdf'], gpu['aer']) for gpu in inputs['gpus']))
+    write_json(os.path.join(state_dir, 'last.json'), result)
+    return result
+
+
+def say(text, stream=None):
+    """One line to stdout (or stream): the program's output (this runs as a program, not in a module)."""
+    stream = stream or sys.stdout
+    stream.write(text + '\n')
+    stream.flush()
+
+
+def wait_devices(data_path, seconds, sleep=time.sleep):
+    """Wait until /dev/kfd and every AMD GPU's render node exist (amdgpu and udev make them after boot). Exit 0
+    either way: slurmd then starts and its health check drains a node whose GPUs did not come up."""
+    try:
+        want = health.expected(read_json(data_path) or {})
+    except (health.DataError, IOError, OSError):
+        want = health.expected({})
+    deadline = time.time() + seconds
+    while True:
+        try:
+            facts = pci.gather_pci(sysfs_root=want['sysfs_root'])
+            nodes = [os.path.join(want['dev_root'], 'kfd')] if facts['amd'] else []
+            nodes += [os.path.join(want['dev_root'], 'dri', os.path.basename(device['render_node']))
+                      for device in facts['amd'] if device['render_node']]
+            missing = [path for path in nodes if not stat_node(path)['char']]
+            if not missing and all(device['render_node'] for device in facts['amd']):
+                return 0
+        except (IOError, OSError):
+            missing = ['sysfs']
+        if time.time() >= deadline:
+            say('gpulab-gpu-health: still missing after %d s: %s'
+                % (seconds, ', '.join(missing) or 'a render node in sysfs'), sys.stderr)
+            return 0
+        sleep(1)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='gpulab-gpu-health', description='Check the GPUs of this node (gpulab.rocm '
+                                     'docs/health.md). Exit 0 healthy, 1 unhealthy, 2 the check could not run.')
+    parser.add_argument('--json', action='store_true', help='print the result object as JSON')
+    parser.add_argument('--data', default=DATA, help='the expected values (default %(default)s)')
+    parser.add_argument('--state-dir', default=STATE_DIR, help='last.json and the AER counters (default %(default)s)')
+    parser.add_argument('--wait-devices', type=int, metavar='SECONDS', help='only wait (at most SECONDS) until '
+                        '/dev/kfd and the render node of every AMD GPU on the bus exist, then exit 0 (slurmd\'s '
+                        'systemd drop-in runs this before slurmd starts)')
+    args = parser.parse_args(argv)
+    if args.wait_devices is not None:
+        return wait_devices(args.data, args.wait_devices)
+    try:
+        result = run(args.data, args.state_dir)
+    except (IOError, OSError) as exc:
+        say('gpulab-gpu-health: cannot write %s: %s' % (args.state_dir, exc), sys.stderr)
+        return 2
+    if args.json:
+        say(json.dumps(result, indent=1, sort_keys=True))
+    else:
+        for item in result['checks']:
+            if item['status'] != 'pass':
+                say('%s %s: %s' % (item['status'].upper(), item['code'], item['reason']))
+        say('%s: %s' % (result['host'], result['verdict']))
+    return EXIT[result['verdict']]

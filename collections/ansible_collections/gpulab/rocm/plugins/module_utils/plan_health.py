@@ -1,0 +1,166 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What rocm_health installs: gpulab-gpu-health (the collection's own module_utils, copied with their package
+layout under /usr/lib/gpulab/python, and a small entry script) and its data file of expected values.
+
+Why a copy of the module_utils and not a package or a pip install: the check must run on the node without Ansible
+and without network, as root from Slurm; the same files the roles use are the ones the node runs, so a fix reaches
+both in one run, and the folder is root's (0755, files 0644), so nothing a user controls is ever imported (the entry
+script runs Python in isolated mode, -I: no PYTHONPATH, no user site, not the working folder). Pure apart from
+reading the collection's own source files on the controller.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import health
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, file_matches
+
+PROGRAM = '/usr/sbin/gpulab-gpu-health'
+DATA = '/etc/gpulab/health.json'
+LIB = '/usr/lib/gpulab/python'
+STATE_DIR = '/var/lib/gpulab/health'
+PACKAGE = 'ansible_collections/gpulab/rocm/plugins/module_utils'
+# health_run.py and everything it imports (test_plan_health checks that the set is closed).
+MODULES = ('_facts_common', 'amd_smi', 'gfx', 'gpu_sysfs', 'gpu_tools', 'health', 'health_run', 'health_slurm', 'pci',
+           'rocm_smi', 'rocminfo', 'root_files', 'slurm_conf')
+SLURM_PROGRAM = '/usr/sbin/gpulab-slurm-health'
+_ENTRY = '''#!/usr/bin/python3 -I
+# %s: %s of gpulab.rocm (docs/health.md). Installed by the rocm_health role;
+# the code is the collection's module_utils under %s.
+import sys
+sys.path.insert(0, %r)
+from ansible_collections.gpulab.rocm.plugins.module_utils import %s  # noqa: E402
+sys.exit(%s.main())
+'''
+ENTRY = _ENTRY % ('gpulab-gpu-health', 'the GPU health check', LIB, LIB, 'health_run', 'health_run')
+SLURM_ENTRY = _ENTRY % ('gpulab-slurm-health', "Slurm's HealthCheckProgram (drain, resume)", LIB, LIB,
+                        'health_slurm', 'health_slurm')
+# The role's variables that go into the data file as they are (health.DEFAULTS names the keys).
+_COPIED = ('link_policy', 'aer_correctable', 'max_uncorrectable_ecc', 'max_pending_bad_pages', 'rocminfo_timeout',
+           'amd_smi_timeout', 'kfd_group', 'render_group', 'sysfs_root', 'dev_root', 'resume_limit',
+           'resume_window_hours')
+_CLASS_KEYS = ('gpu_count', 'link_policy', 'aer_correctable', 'max_uncorrectable_ecc', 'max_pending_bad_pages',
+               'rocminfo_timeout', 'amd_smi_timeout', 'resume_limit', 'resume_window_hours')
+
+
+_NUMBERS = ('max_uncorrectable_ecc', 'max_pending_bad_pages', 'rocminfo_timeout', 'amd_smi_timeout', 'resume_limit',
+            'resume_window_hours')
+
+
+def _number(value, key):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise PlanError('rocm_health_%s must be a whole number, got %r. Nothing was changed.' % (key, value))
+
+
+def _recorded(text):
+    """The GPU count of the data file on the node (None when there is none or it is not ours)."""
+    try:
+        count = json.loads(text or 'null').get('gpu_count')
+    except (ValueError, AttributeError):
+        return None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
+def folders():
+    """Every folder of the installed program, top down (made root 0755 before the files)."""
+    parts = PACKAGE.split('/')
+    return ['/usr/lib/gpulab', LIB] + [LIB + '/' + '/'.join(parts[:end]) for end in range(1, len(parts) + 1)] + [
+        '/etc/gpulab', '/var/lib/gpulab', STATE_DIR]
+
+
+def library_files(source_dir=None):
+    """{path on the node: content} of the module_utils copy and its package __init__ files."""
+    source_dir = source_dir or os.path.dirname(os.path.abspath(__file__))
+    files = {}
+    parts = PACKAGE.split('/')
+    for end in range(1, len(parts) + 1):
+        files['%s/%s/__init__.py' % (LIB, '/'.join(parts[:end]))] = ''
+    for name in MODULES:
+        with open(os.path.join(source_dir, name + '.py')) as handle:
+            files['%s/%s/%s.py' % (LIB, PACKAGE, name)] = handle.read()
+    return files
+
+
+def probe_needs(node, wanted, stack):
+    """Every path the plan compares (the probe's `paths` section describes them: type, owner, mode, sha1)."""
+    wanted_paths = [PROGRAM, SLURM_PROGRAM, DATA] + folders() + sorted(library_files())
+    missing = [path for path in wanted_paths if path not in (node.get('paths') or {})]
+    return {'sections': ['paths'], 'paths': missing} if missing else None
+
+
+def data(node, wanted, stack):
+    """The data file's object: the node class's values over the role's, the GPU count from the class, the role, the
+    stack-wide rocm_expected_gpu_count, the count kept in the data file, or the facts now, in that order."""
+    classes = wanted.get('node_classes') or {}
+    name = wanted.get('node_class') or ''
+    if name and name not in classes:
+        raise PlanError('rocm_health_node_class is %r, which rocm_health_node_classes does not define (it defines: '
+                        '%s). Add the class or fix the name. Nothing was changed.'
+                        % (name, ', '.join(sorted(classes)) or 'none'))
+    chosen = classes.get(name) or {}
+    unknown = sorted(set(chosen) - set(_CLASS_KEYS))
+    if unknown:
+        raise PlanError('rocm_health_node_classes[%r] has keys a node class cannot set: %s (it can set: %s). '
+                        'Nothing was changed.' % (name, ', '.join(unknown), ', '.join(_CLASS_KEYS)))
+    values = {'schema': health.SCHEMA, 'node_class': name, 'gpu_models': dict(wanted.get('gpu_models') or {})}
+    for key in _COPIED:
+        values[key] = _number(wanted[key], key) if key in _NUMBERS else wanted[key]
+    values.update((key, chosen[key]) for key in chosen if key != 'gpu_count')
+    kept = _recorded(wanted.get('current_text'))
+    found = int((node.get('gpu_pci') or {}).get('amd_count') or 0)
+    for count, source in ((chosen.get('gpu_count'), 'the node class'),
+                          (_number(wanted.get('gpu_count', -1), 'gpu_count'), 'rocm_health_gpu_count'),
+                          (stack.get('expected_gpu_count'), 'rocm_expected_gpu_count'),
+                          # A GPU that fell off the bus must not lower the expectation; one that was added raises it.
+                          (kept if kept is not None and kept > found else None,
+                           'the count recorded at the first provisioning'), (found, 'the GPUs on the bus now')):
+        if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+            values['gpu_count'] = count
+            values_source = source
+            break
+    try:
+        checked = health.expected(values)
+    except health.DataError as exc:
+        raise PlanError('rocm_health: %s. Fix the rocm_health_* variable or the node class. Nothing was changed.'
+                        % exc)
+    return checked, values_source, found
+
+
+def plan(node, wanted, stack):
+    """wanted: the role's variables (rocm_health_* without the prefix) and current_text, the data file as it is.
+
+    Returns the Plan: folders, files (0644), scripts (0755), each only where it differs, and data (the expected
+    values), count_source (where the GPU count comes from), summary."""
+    result = Plan('health')
+    values, source, found = data(node, wanted, stack)
+    paths = node.get('paths') or {}
+    content = json.dumps(values, indent=1, sort_keys=True) + '\n'
+    files = library_files()
+    files[DATA] = content
+    result.update(folders=[path for path in folders() if (paths.get(path) or {}).get('type') != 'directory'
+                           or (paths[path].get('mode'), paths[path].get('uid')) != ('0755', 0)],
+                  files={}, scripts={}, data=values, count_source=source)
+    for path in sorted(files):
+        if not file_matches(paths.get(path), files[path]):
+            result['files'][path] = files[path]
+            result.change('write %s' % path, 'the expected values changed' if path == DATA else
+                          'the health check program differs from the collection\'s')
+    for path, text in ((PROGRAM, ENTRY), (SLURM_PROGRAM, SLURM_ENTRY)):
+        if not file_matches(paths.get(path), text, mode='0755'):
+            result['scripts'][path] = text
+            result.change('write %s' % path, 'an entry script of the health check')
+    if values['gpu_count'] != found:
+        result.warn('the health check expects %d GPU(s) (%s), the PCI bus shows %d now; set rocm_health_gpu_count '
+                    'or the node class to change the expectation' % (values['gpu_count'], source, found))
+    result['summary'] = 'node class %s: %d GPU(s) expected (%s), degraded links %s' % (
+        values['node_class'] or '(none)', values['gpu_count'], source,
+        'fail' if values['link_policy'] == 'fail' else 'warn')
+    return result

@@ -1,0 +1,376 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The health checks: a passing and a failing case for every check, over real captures and fixture sysfs trees.
+
+The node of the end-to-end cases is an MI210 (fixtures/kfd-topology/mi210-xgmi-8gpu-node2-*, location 0x6300 =
+0000:63:00.0, device 0x740f) on a PCIe 4.0 x16 link, with the rocminfo of an MI250X GCD (one gfx90a agent,
+fixtures/rocminfo/gfx90a-*) and amd-smi's `metric --json` and `bad-pages` captures (RX 6600, MI300X). Where a
+failing case needs a value no capture shows (a counter above zero), the test changes that one value of the capture
+and says so.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import stat
+import sys
+
+import pytest
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import amd_smi, gpu_sysfs, health, health_run, pci
+from ansible_collections.gpulab.rocm.tests.unit import ttar
+from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture
+from ansible_collections.gpulab.rocm.tests.unit.sysfs_tree import add_function, add_kfd_node
+
+ROCMINFO = 'rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt'
+METRIC = 'amd-smi/metric-json-rx6600-navi23-proxmox-bare-array.json'
+BAD_PAGES = 'health/amd-smi-bad-pages-8x-mi300x-rocm6.2-blog-no-bad-pages-found-text.txt'
+VEGA64 = 'health/sysfs-drm-card0-device-vega64-rocm-na-procfs-ttar-snapshot-aer-link-vram-busy.txt'
+BDF = '0000:63:00.0'
+WANT = health.expected({})
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason='making device nodes (mknod) needs root')
+
+
+def statuses(entries, check=None):
+    return [item['status'] for item in entries if check is None or item['check'] == check]
+
+
+def build_node(tmp_path, link=('16.0 GT/s PCIe', 16, '16.0 GT/s PCIe', 16), render=True, in_kfd=True,
+               driver='amdgpu', extra_gpu=False):
+    sysfs, dev = str(tmp_path / 'sys'), str(tmp_path / 'dev')
+    add_function(sysfs, ['pci0000:60', '0000:60:01.1', BDF], cls='0x038000', vendor='0x1002', device='0x740f',
+                 revision='0x02', link=link, driver=driver, drm=['card0', 'renderD128'] if render else None)
+    if extra_gpu:  # a second MI210 on the bus that KFD does not list (amdgpu's probe failed on it)
+        add_function(sysfs, ['pci0000:80', '0000:80:01.1', '0000:83:00.0'], cls='0x038000', vendor='0x1002',
+                     device='0x740f', revision='0x02', link=link, driver=None)
+    add_kfd_node(sysfs, 0, fixture('kfd-topology/mi210-xgmi-8gpu-node0-cpu-properties.txt'))
+    if in_kfd:
+        add_kfd_node(sysfs, 2, fixture('kfd-topology/mi210-xgmi-8gpu-node2-gpu-properties.txt'))
+    os.makedirs(os.path.join(sysfs, 'module', 'amdgpu'))
+    os.makedirs(os.path.join(dev, 'dri'))
+    if os.geteuid() == 0:
+        os.mknod(os.path.join(dev, 'kfd'), 0o660 | stat.S_IFCHR, os.makedev(235, 0))
+        if render:
+            os.mknod(os.path.join(dev, 'dri', 'renderD128'), 0o660 | stat.S_IFCHR, os.makedev(226, 128))
+    group = health_run.stat_node(os.path.join(dev, 'kfd'))['group']
+    data = {'sysfs_root': sysfs, 'dev_root': dev, 'kfd_group': group or 'root', 'render_group': group or 'root',
+            'gpu_count': 1}
+    path = str(tmp_path / 'health.json')
+    with open(path, 'w') as handle:
+        json.dump(data, handle)
+    return path
+
+
+def tools(outputs, present=('rocminfo', 'amd-smi')):
+    """find and run over captured outputs: outputs maps a command's first argument to (rc, stdout, stderr)."""
+    def find(name):
+        return '/opt/rocm/bin/' + name if name in present else None
+
+    def run(argv, timeout):
+        key = os.path.basename(argv[0]) if len(argv) == 1 else argv[1]
+        value = outputs[key]
+        if isinstance(value, Exception):
+            raise value
+        return value
+    return find, run
+
+
+GOOD = {'rocminfo': (0, fixture(ROCMINFO), ''), 'metric': (0, fixture(METRIC), ''),
+        'bad-pages': (0, fixture(BAD_PAGES), '')}
+
+
+def run_node(tmp_path, data, outputs=None, present=('rocminfo', 'amd-smi')):
+    find, run = tools(outputs or GOOD, present)
+    return health_run.run(data, str(tmp_path / 'state'), find, run)
+
+
+# --- the whole node ------------------------------------------------------------------------------------------
+
+@needs_root
+def test_a_healthy_node(tmp_path):
+    result = run_node(tmp_path, build_node(tmp_path))
+    assert result['verdict'] == 'healthy', result['checks']
+    assert [item['check'] for item in result['checks']] == [
+        'gpu_count', 'amdgpu_loaded', 'amdgpu_bound', 'kfd_node', 'render_node', 'rocminfo', 'pcie_link',
+        'aer_errors', 'ecc_uncorrectable', 'bad_pages_pending', 'bad_pages_pending', 'xgmi_errors']
+    # (the bad-pages capture shows two GPUs of its 8-GPU host, the metric capture one GPU: an entry per GPU shown)
+    assert set(statuses(result['checks'])) == {'pass'}
+    # last.json per the interface with the metrics textfile
+    with open(str(tmp_path / 'state' / 'last.json')) as handle:
+        written = json.load(handle)
+    assert written == result
+    assert sorted(written) == ['checks', 'host', 'schema', 'time', 'verdict'] and written['schema'] == 1
+    info = os.stat(str(tmp_path / 'state' / 'last.json'))
+    assert stat.S_IMODE(info.st_mode) == 0o644 and info.st_uid == 0
+    assert result['checks'][4]['gpu'] == 0 and result['checks'][0]['gpu'] is None
+
+
+@needs_root
+def test_a_missing_gpu(tmp_path):
+    result = run_node(tmp_path, build_node(tmp_path, extra_gpu=True))
+    assert result['verdict'] == 'unhealthy'
+    count = [item for item in result['checks'] if item['check'] == 'gpu_count'][0]
+    assert count == {'check': 'gpu_count', 'code': 'GPU_COUNT', 'status': 'fail', 'gpu': None,
+                     'reason': '1 GPU(s) in KFD and 2 on the PCI bus, 1 expected'}
+    bound = [item for item in result['checks'] if item['check'] == 'amdgpu_bound']
+    assert statuses(bound) == ['pass', 'fail'] and bound[1]['gpu'] is None
+    assert 'no driver' in bound[1]['reason']
+
+
+@needs_root
+def test_a_gpu_gone_from_kfd_fails_count_and_rocminfo(tmp_path):
+    result = run_node(tmp_path, build_node(tmp_path, in_kfd=False))
+    assert statuses(result['checks'], 'gpu_count') == ['fail']
+    assert statuses(result['checks'], 'rocminfo') == ['fail']  # rocminfo lists 1 agent, KFD has 0 GPU nodes
+
+
+@needs_root
+def test_a_link_at_x8(tmp_path):
+    data = build_node(tmp_path, link=('16.0 GT/s PCIe', 8, '16.0 GT/s PCIe', 16))
+    result = run_node(tmp_path, data)
+    link = [item for item in result['checks'] if item['check'] == 'pcie_link'][0]
+    assert link['status'] == 'fail' and 'x8 at 16.0 GT/s is below its maximum' in link['reason']
+    assert link['gpu'] == 0 and result['verdict'] == 'unhealthy'
+
+
+@needs_root
+def test_a_link_at_x8_is_a_warning_by_policy(tmp_path):
+    data = build_node(tmp_path, link=('16.0 GT/s PCIe', 8, '16.0 GT/s PCIe', 16))
+    with open(data) as handle:
+        values = json.load(handle)
+    values['link_policy'] = 'warn'
+    with open(data, 'w') as handle:
+        json.dump(values, handle)
+    result = run_node(tmp_path, data)
+    assert statuses(result['checks'], 'pcie_link') == ['warn'] and result['verdict'] == 'healthy'
+
+
+@needs_root
+def test_a_missing_render_node(tmp_path):
+    result = run_node(tmp_path, build_node(tmp_path, render=False))
+    render = [item for item in result['checks'] if item['check'] == 'render_node'][0]
+    assert render['status'] == 'fail' and 'has no render node' in render['reason']
+
+
+@needs_root
+def test_a_render_node_removed_from_dev(tmp_path):
+    data = build_node(tmp_path)
+    os.unlink(str(tmp_path / 'dev' / 'dri' / 'renderD128'))
+    render = [item for item in run_node(tmp_path, data)['checks'] if item['check'] == 'render_node'][0]
+    assert render['status'] == 'fail' and render['reason'].endswith('renderD128 is missing')
+
+
+@needs_root
+def test_amdgpu_not_loaded_and_not_bound(tmp_path):
+    data = build_node(tmp_path, driver='vfio-pci')
+    os.rmdir(str(tmp_path / 'sys' / 'module' / 'amdgpu'))
+    result = run_node(tmp_path, data)
+    assert statuses(result['checks'], 'amdgpu_loaded') == ['fail']
+    assert statuses(result['checks'], 'amdgpu_bound') == ['fail']
+
+
+@needs_root
+def test_aer_counters_that_rise_between_runs(tmp_path):
+    data = build_node(tmp_path)
+    device = str(tmp_path / 'sys' / 'bus' / 'pci' / 'devices' / BDF)
+    # The kernel's AER files of the Vega 64 capture (all zero), then one non-fatal error more.
+    vega = tmp_path / 'vega'
+    ttar.extract(os.path.join(os.path.dirname(__file__), 'fixtures', VEGA64), str(vega), strip='fixtures/')
+    captured = vega / 'sys' / 'class' / 'drm' / 'card0' / 'device'
+    for kind in gpu_sysfs.AER_KINDS:
+        target = os.path.join(device, 'aer_dev_' + kind)
+        with open(str(captured / ('aer_dev_' + kind))) as source, open(target, 'w') as handle:
+            handle.write(source.read())
+    first = run_node(tmp_path, data)
+    assert statuses(first['checks'], 'aer_errors') == ['pass']
+    assert 'recorded' in [item for item in first['checks'] if item['check'] == 'aer_errors'][0]['reason']
+    assert statuses(run_node(tmp_path, data)['checks'], 'aer_errors') == ['pass']
+    path = os.path.join(device, 'aer_dev_nonfatal')
+    with open(path) as handle:
+        text = handle.read()
+    with open(path, 'w') as handle:
+        handle.write(text.replace('Undefined 0', 'Undefined 1').replace('TOTAL_ERR_NONFATAL 0', 'TOTAL_ERR_NONFATAL 1'))
+    third = run_node(tmp_path, data)
+    aer = [item for item in third['checks'] if item['check'] == 'aer_errors'][0]
+    assert aer['status'] == 'fail' and aer['reason'] == '%s: AER errors since the last run: nonfatal +1' % BDF
+    # The state now holds the new counts: no new error, a pass again.
+    assert statuses(run_node(tmp_path, data)['checks'], 'aer_errors') == ['pass']
+
+
+def test_correctable_aer_is_a_warning_by_default():
+    gpus = [{'bdf': BDF, 'gpu': 0, 'aer': {'correctable': 5, 'nonfatal': 0, 'fatal': 0}}]
+    previous = {BDF: {'correctable': 2, 'nonfatal': 0, 'fatal': 0}}
+    assert statuses(health.check_aer(gpus, previous, WANT)) == ['warn']
+    assert statuses(health.check_aer(gpus, previous, dict(WANT, aer_correctable='fail'))) == ['fail']
+    # lower than last time: a reset (reboot), a new baseline
+    assert statuses(health.check_aer(gpus, {BDF: {'correctable': 9, 'nonfatal': 0, 'fatal': 0}}, WANT)) == ['pass']
+
+
+@needs_root
+def test_a_tool_that_hangs(tmp_path):
+    """rocminfo killed after its timeout (a real process that sleeps), and amd-smi that never answers."""
+    data = build_node(tmp_path)
+    with open(data) as handle:
+        values = json.load(handle)
+    values.update(rocminfo_timeout=1, amd_smi_timeout=1)
+    with open(data, 'w') as handle:
+        json.dump(values, handle)
+
+    def find(name):
+        return sys.executable
+
+    def run(argv, timeout):
+        return health_run.run_tool([sys.executable, '-c', 'import time; time.sleep(30)'], timeout)
+    result = health_run.run(data, str(tmp_path / 'state'), find, run)
+    rocminfo = [item for item in result['checks'] if item['check'] == 'rocminfo'][0]
+    assert rocminfo['status'] == 'fail'
+    assert rocminfo['reason'] == 'rocminfo did not finish within 1 s (a hung GPU or driver)'
+    for check in ('ecc_uncorrectable', 'bad_pages_pending', 'xgmi_errors'):
+        assert statuses(result['checks'], check) == ['fail']  # fails closed
+    assert result['verdict'] == 'unhealthy'
+
+
+def test_run_tool_kills_after_its_timeout():
+    with pytest.raises(health_run.Timeout):
+        health_run.run_tool([sys.executable, '-c', 'import time; time.sleep(30)'], 0.5)
+    assert health_run.run_tool([sys.executable, '-c', 'print("ok")'], 5) == (0, 'ok\n', '')
+
+
+@needs_root
+def test_tools_that_are_absent(tmp_path):
+    """No amd-smi: its checks are not run (docs/health.md); no rocminfo: a ROCm node without it fails."""
+    result = run_node(tmp_path, build_node(tmp_path), present=('rocminfo',))
+    assert result['verdict'] == 'healthy'
+    assert not [item for item in result['checks'] if item['check'] in ('ecc_uncorrectable', 'xgmi_errors')]
+    result = run_node(tmp_path, build_node(tmp_path / 'b'), present=())
+    assert statuses(result['checks'], 'rocminfo') == ['fail'] and result['verdict'] == 'unhealthy'
+
+
+def test_a_node_without_amd_gpus_expecting_none(tmp_path):
+    sysfs = str(tmp_path / 'sys')
+    os.makedirs(os.path.join(sysfs, 'bus', 'pci', 'devices'))
+    data = tmp_path / 'health.json'
+    data.write_text(json.dumps({'sysfs_root': sysfs, 'dev_root': str(tmp_path), 'gpu_count': 0}))
+    result = run_node(tmp_path, str(data), present=())
+    assert result['verdict'] == 'healthy' and statuses(result['checks']) == ['pass']
+    data.write_text(json.dumps({'sysfs_root': sysfs, 'dev_root': str(tmp_path), 'gpu_count': 1}))
+    result = run_node(tmp_path, str(data), present=())
+    assert result['verdict'] == 'unhealthy' and statuses(result['checks'], 'gpu_count') == ['fail']
+
+
+def test_no_data_file_could_not_run(tmp_path):
+    result = health_run.run(str(tmp_path / 'absent.json'), str(tmp_path / 'state'), *tools(GOOD))
+    assert result['verdict'] == 'error' and health_run.EXIT[result['verdict']] == 2
+    assert result['checks'][0]['code'] == 'HEALTH_DATA' and 'is missing' in result['checks'][0]['reason']
+    assert os.path.exists(str(tmp_path / 'state' / 'last.json'))
+
+
+def test_bad_data_is_refused_by_name():
+    for data, words in (({'gpu_count': 'eight'}, 'gpu_count must be a whole number'),
+                        ({'link_policy': 'ignore'}, 'link_policy must be one of fail, warn'),
+                        ({'gpu_models': {'MI300X': {}}}, 'PCI device id'),
+                        ({'render_group': 'render;rm'}, 'render_group must be a group name'),
+                        ({'colour': 1}, 'unknown keys in the health data file: colour')):
+        with pytest.raises(health.DataError, match=words):
+            health.expected(data)
+
+
+# --- each check on its own -----------------------------------------------------------------------------------
+
+def test_gpu_count_pass_and_fail():
+    assert statuses(health.check_gpu_count(8, 8, 8)) == ['pass']
+    assert statuses(health.check_gpu_count(7, 8, 8)) == ['fail']
+    assert statuses(health.check_gpu_count(None, 1, -1)) == ['fail']  # no KFD at all
+    assert statuses(health.check_gpu_count(2, 2, -1)) == ['pass']
+
+
+def test_device_nodes_pass_and_fail():
+    good = {'path': '/dev/kfd', 'exists': True, 'char': True, 'group': 'render'}
+    assert statuses(health.check_device_nodes(good, [], WANT)) == ['pass']
+    assert health.check_device_nodes(dict(good, group='video'), [], WANT)[0]['reason'] == \
+        '/dev/kfd belongs to group video, not render'
+    assert statuses(health.check_device_nodes(dict(good, char=False), [], WANT)) == ['fail']
+
+
+def test_rocminfo_pass_and_fail_over_captures():
+    from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_tools
+
+    def facts(name, rc):
+        return gpu_tools.read_rocminfo(lambda argv: (rc, fixture(name), ''), lambda tool: '/usr/bin/rocminfo')
+    assert statuses(health.check_rocminfo({'status': 'ok', 'facts': facts(ROCMINFO, 0)}, 1)) == ['pass']
+    not_loaded = facts('rocminfo/fail-rock-not-loaded-azure-mi25.txt', 1)
+    failed = health.check_rocminfo({'status': 'ok', 'facts': not_loaded}, 1)
+    assert statuses(failed) == ['fail'] and failed[0]['reason'].startswith('rocminfo exit status 1')
+
+
+def test_link_floor_per_gpu_model(tmp_path):
+    # the RX 7800 XT capture's link files (16 GT/s x16 current and max) on a function of a fixture tree
+    capture = dict((path.rsplit('/', 1)[1], value) for path, value in (line.split(':', 1) for line in fixture(
+        'health/sysfs-grep-link-attrs-rx7800xt-rocm-na-card0-16gts-x16.txt').splitlines()))
+    device = add_function(str(tmp_path), ['pci0000:00', '0000:00:01.1', '0000:03:00.0'], cls='0x030000',
+                          vendor='0x1002', device='0x747e', extra=capture)
+    gpus = [{'bdf': '0000:03:00.0', 'gpu': 0, 'device_id': '0x747e', 'link': pci.link_facts(device)}]
+    passed = health.check_links(gpus, WANT)
+    assert statuses(passed) == ['pass'] and passed[0]['reason'] == '0000:03:00.0 link x16 at 16.0 GT/s'
+    floor = dict(WANT, gpu_models={'0x747e': {'link_width': 16, 'link_speed_gts': 32.0}})
+    result = health.check_links(gpus, floor)
+    assert statuses(result) == ['fail'] and 'below the 0x747e floor (speed 32.0 GT/s)' in result[0]['reason']
+
+
+def _metric(change=None):
+    text = fixture(METRIC)
+    if change:
+        text = text.replace(*change)
+    return {'status': 'ok', 'entries': amd_smi.read_entries(text)}
+
+
+def test_ecc_pass_and_fail():
+    assert statuses(health.check_ecc(_metric(), WANT)) == ['pass']
+    # the capture with one uncorrectable error
+    bad = health.check_ecc(_metric(('"total_uncorrectable_count": 0', '"total_uncorrectable_count": 3')), WANT)
+    assert bad == [{'check': 'ecc_uncorrectable', 'code': 'ECC_UNCORRECTABLE', 'status': 'fail', 'gpu': 0,
+                    'reason': 'GPU 0: 3 uncorrectable ECC error(s), at most 0 allowed'}]
+    na = health.check_ecc(_metric(('"total_uncorrectable_count": 0', '"total_uncorrectable_count": "N/A"')), WANT)
+    assert statuses(na) == ['pass'] and 'not supported' in na[0]['reason']
+
+
+def test_xgmi_not_supported_passes_and_an_error_fails():
+    passed = health.check_xgmi(_metric())  # the capture prints "xgmi_err": "N/A"
+    assert statuses(passed) == ['pass'] and 'not supported' in passed[0]['reason']
+    assert statuses(health.check_xgmi(_metric(('"xgmi_err": "N/A"', '"xgmi_err": "NO_ERROR"')))) == ['pass']
+    assert statuses(health.check_xgmi(_metric(('"xgmi_err": "N/A"', '"xgmi_err": "ERROR"')))) == ['fail']
+
+
+def test_bad_pages_pass_and_fail():
+    text = fixture(BAD_PAGES)
+    assert statuses(health.check_bad_pages({'status': 'ok', 'entries': amd_smi.read_entries(text)}, WANT)) == \
+        ['pass', 'pass']
+    # GPU 1 of the capture with one pending page listed instead of "No bad pages found."
+    pending = text.replace('PENDING: No bad pages found.\n    UN_RES: No bad pages found.\n \n',
+                           'PENDING: 0x1a2b3c000\n    UN_RES: No bad pages found.\n \n', 2)
+    pending = text[:text.index('GPU: 1')] + pending[pending.index('GPU: 1'):]
+    result = health.check_bad_pages({'status': 'ok', 'entries': amd_smi.read_entries(pending)}, WANT)
+    assert statuses(result) == ['pass', 'fail'] and result[1]['gpu'] == 1
+
+
+def test_amd_smi_tool_error_fails_closed():
+    binary = sys.executable
+    failed = health_run.amd_smi_result(binary, ['metric', '--json'], 5,
+                                       run=lambda argv, timeout: (255, '', 'ERROR: amdsmi init failed'))
+    assert failed == {'status': 'fail', 'argv': ['amd-smi', 'metric', '--json'],
+                      'message': 'exit status 255: ERROR: amdsmi init failed'}
+    assert statuses(health.check_ecc(failed, WANT)) == ['fail']
+    garbage = health_run.amd_smi_result(binary, ['bad-pages'], 5, run=lambda argv, timeout: (0, 'hello', ''))
+    assert statuses(health.check_bad_pages(garbage, WANT)) == ['fail']
+
+
+def test_verdicts():
+    passed = health.entry('gpu_count', 'pass', 'x')
+    assert health.verdict([passed, health.entry('pcie_link', 'warn', 'x')]) == 'healthy'
+    assert health.verdict([passed, health.entry('health_data', 'error', 'x')]) == 'error'
+    assert health.verdict([health.entry('health_data', 'error', 'x'), health.entry('rocminfo', 'fail', 'x')]) == \
+        'unhealthy'

@@ -1,0 +1,116 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""plan_health: what rocm_health installs, where the expected values come from, and that the copied program runs
+on its own (no Ansible on its path)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ast
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import plan_common, plan_health, planner
+
+WANTED = dict(node_class='', node_classes={}, gpu_models={}, gpu_count=-1, link_policy='fail', aer_correctable='warn',
+              max_uncorrectable_ecc=0, max_pending_bad_pages=0, rocminfo_timeout=20, amd_smi_timeout=15,
+              resume_limit=3, resume_window_hours=24,
+              kfd_group='render', render_group='render', sysfs_root='/sys', dev_root='/dev', current_text='')
+NODE = {'os': {'euid': 0}, 'gpu_pci': {'amd_count': 8}, 'paths': {}}
+STACK = {'expected_gpu_count': -1}
+
+
+def plan(node=None, stack=None, **wanted):
+    return planner.plan('health', node or NODE, dict(WANTED, **wanted), stack or STACK)
+
+
+def test_the_copied_modules_import_only_each_other():
+    here = os.path.dirname(plan_health.__file__)
+    for name in plan_health.MODULES:
+        with open(os.path.join(here, name + '.py')) as handle:
+            tree = ast.parse(handle.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith('ansible'):
+                module = node.module.rsplit('.', 1)[1]
+                names = [module] if module != 'module_utils' else [alias.name for alias in node.names]
+                assert set(names) <= set(plan_health.MODULES), (name, node.module)
+            if isinstance(node, ast.Import):
+                assert not [alias.name for alias in node.names if alias.name.startswith('ansible')], name
+
+
+def test_the_installed_program_runs_alone(tmp_path):
+    lib = str(tmp_path / 'lib')
+    for path, content in plan_health.library_files().items():
+        target = lib + path[len(plan_health.LIB):]
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, 'w') as handle:
+            handle.write(content)
+    entry = tmp_path / 'gpulab-gpu-health'
+    entry.write_text(plan_health.ENTRY.replace(repr(plan_health.LIB), repr(lib)))
+    data = tmp_path / 'health.json'
+    data.write_text(json.dumps({'sysfs_root': str(tmp_path / 'nosys')}))
+    # -I as the shebang says: no PYTHONPATH, so the venv's collections/ and Ansible are not what it imports
+    done = subprocess.run([sys.executable, '-I', str(entry), '--json', '--data', str(data), '--state-dir',
+                           str(tmp_path / 'state')], capture_output=True, text=True, timeout=60, check=False)
+    result = json.loads(done.stdout)
+    assert done.returncode == 2 and result['verdict'] == 'error'  # no sysfs there: it could not run
+    assert 'nosys' in result['checks'][0]['reason']
+    probe = subprocess.run([sys.executable, '-I', '-c', 'import sys; sys.path.insert(0, %r); '
+                            'from ansible_collections.gpulab.rocm.plugins.module_utils import health_run; '
+                            'print(health_run.__file__); '
+                            'print(sorted(m for m in sys.modules if m == "ansible" or m.startswith("ansible.")))'
+                            % lib], capture_output=True, text=True, timeout=60, check=False)
+    assert probe.stdout.splitlines() == [lib + '/' + plan_health.PACKAGE + '/health_run.py', '[]']
+
+
+def test_the_gpu_count_comes_from_the_class_the_role_the_stack_the_record_or_the_bus():
+    assert plan()['data']['gpu_count'] == 8 and plan()['count_source'] == 'the GPUs on the bus now'
+    recorded = json.dumps({'gpu_count': 8})
+    lost = dict(NODE, gpu_pci={'amd_count': 7})
+    kept = plan(node=lost, current_text=recorded)
+    assert kept['data']['gpu_count'] == 8 and kept['count_source'] == 'the count recorded at the first provisioning'
+    assert kept['notices'] == ['the health check expects 8 GPU(s) (the count recorded at the first provisioning), '
+                               'the PCI bus shows 7 now; set rocm_health_gpu_count or the node class to change '
+                               'the expectation']
+    assert plan(stack={'expected_gpu_count': 4})['data']['gpu_count'] == 4
+    assert plan(stack={'expected_gpu_count': 4}, gpu_count=2)['data']['gpu_count'] == 2
+    classes = {'mi300x-8': {'gpu_count': 8, 'link_policy': 'warn'}}
+    chosen = plan(node_class='mi300x-8', node_classes=classes, gpu_count=2)
+    assert chosen['data']['gpu_count'] == 8 and chosen['data']['link_policy'] == 'warn'
+    assert chosen['data']['node_class'] == 'mi300x-8'
+
+
+def test_bad_classes_and_values_are_refused_by_name():
+    with pytest.raises(plan_common.PlanError, match="rocm_health_node_class is 'mi250', which"):
+        plan(node_class='mi250')
+    with pytest.raises(plan_common.PlanError, match='cannot set: sysfs_root'):
+        plan(node_class='x', node_classes={'x': {'sysfs_root': '/tmp'}})
+    with pytest.raises(plan_common.PlanError, match='link_policy must be one of fail, warn'):
+        plan(link_policy='ignore')
+    with pytest.raises(plan_common.PlanError, match='PCI device id'):
+        plan(gpu_models={'MI300X': {'link_width': 16}})
+
+
+def test_a_converged_node_changes_nothing():
+    first = plan()
+    files = dict(first['files'])
+    paths = dict((path, {'type': 'file', 'sha1': plan_common.sha1(content), 'mode': '0644', 'uid': 0, 'gid': 0})
+                 for path, content in files.items())
+    for path, text in ((plan_health.PROGRAM, plan_health.ENTRY), (plan_health.SLURM_PROGRAM, plan_health.SLURM_ENTRY)):
+        paths[path] = {'type': 'file', 'sha1': plan_common.sha1(text), 'mode': '0755', 'uid': 0, 'gid': 0}
+    paths.update((path, {'type': 'directory', 'mode': '0755', 'uid': 0}) for path in plan_health.folders())
+    again = plan(node=dict(NODE, paths=paths))
+    assert (again['changes'], again['files'], again['scripts'], again['folders']) == ([], {}, {}, [])
+    assert len(first['changes']) == len(files) + 2
+
+
+def test_the_planner_asks_the_probe_for_the_installed_files():
+    needs = planner.probe_needs('health', {'sections': ['os', 'gpus']}, WANTED, STACK)
+    assert needs['sections'] == ['paths'] and plan_health.PROGRAM in needs['paths']
+    assert plan_health.DATA in needs['paths']
