@@ -51,7 +51,7 @@ METRICS = {
     'gpulab_gpu_pcie_link_max_width': ('gauge', 'Maximum width (lanes) of that link.'),
     'gpulab_gpu_pcie_link_degraded': ('gauge', '1 when the narrowest link of the GPU runs below its maximum speed or '
                                                'width.'),
-    'gpulab_gpu_pcie_aer_errors_total': ('counter', 'PCIe AER errors the kernel counted on the GPU, per severity '
+    'gpulab_gpu_pcie_aer_errors_total': ('counter', 'PCIe AER errors the kernel counted on the GPU, per kind '
                                                     '(aer_dev_correctable, aer_dev_nonfatal, aer_dev_fatal).'),
     'gpulab_gpu_ecc_errors_total': ('counter', "amdgpu's RAS error counts per IP block (ras/<block>_err_count) and "
                                                'kind (uncorrectable, correctable, deferred).'),
@@ -287,7 +287,7 @@ def render(snapshot):
         _link(out, base, device['link'])
         for kind in gpu_sysfs.AER_KINDS:
             if kind in device['aer']:
-                out.add('gpulab_gpu_pcie_aer_errors_total', base + (('severity', kind),), device['aer'][kind])
+                out.add('gpulab_gpu_pcie_aer_errors_total', base + (('kind', kind),), device['aer'][kind])
         for block in sorted(device['ras']):
             for kind, count in sorted(device['ras'][block].items()):
                 out.add('gpulab_gpu_ecc_errors_total', base + (('block', block), ('kind', kind)), count)

@@ -225,7 +225,7 @@ def test_the_real_vega64_capture(roots, tmp_path):
     assert series(text, 'gpulab_gpu_vram_used_bytes', **gpu) == [1490378752]
     assert series(text, 'gpulab_gpu_busy_ratio', **gpu) == [0.04]
     assert sorted(series(text, 'gpulab_gpu_pcie_aer_errors_total', **gpu)) == [0, 0, 0]
-    assert series(text, 'gpulab_gpu_pcie_aer_errors_total', severity='fatal', **gpu) == [0]
+    assert series(text, 'gpulab_gpu_pcie_aer_errors_total', kind='fatal', **gpu) == [0]
     assert series(text, 'gpulab_gpu_pcie_link_width', **gpu) == [16]
 
 
