@@ -81,3 +81,28 @@ def test_the_dashboard_is_json_and_queries_only_known_metrics():
         assert names, expr
         for name in names:
             assert name in metrics_textfile.METRICS or name in NODE_EXPORTER, (expr, name)
+
+
+def test_the_scrape_config_with_generated_targets(tmp_path):
+    """prometheus-scrape.yml with its two paths pointed at the shipped rules and at file_sd targets generated
+    from hosts as the role's filter gets them: `promtool check config` accepts it, and the targets file too."""
+    from ansible_collections.gpulab.rocm.plugins.filter.metrics_file_sd import metrics_file_sd
+    targets = metrics_file_sd([
+        {'inventory_hostname': 'mi300-01.lab.example', 'rocm_metrics_node_class': 'mi300_nodes'},
+        {'inventory_hostname': 'mi300-02.lab.example', 'rocm_metrics_node_class': 'mi300_nodes'},
+        {'inventory_hostname': 'ws-navi-01.lab.example', 'rocm_metrics_listen_address': '127.0.0.1:9101',
+         'rocm_metrics_target_address': '127.0.0.1'},
+    ])
+    assert targets == [
+        {'targets': ['127.0.0.1:9101'], 'labels': {}},
+        {'targets': ['mi300-01.lab.example:9100', 'mi300-02.lab.example:9100'], 'labels': {'node_class': 'mi300_nodes'}},
+    ]
+    (tmp_path / 'gpulab.json').write_text(json.dumps(targets))
+    with open(os.path.join(FILES, 'prometheus-scrape.yml')) as handle:
+        text = handle.read()
+    text = text.replace('/etc/prometheus/rules/gpulab-alerts.rules.yml', os.path.abspath(RULES))
+    text = text.replace('/etc/prometheus/file_sd/gpulab.json', str(tmp_path / 'gpulab.json'))
+    (tmp_path / 'prometheus.yml').write_text(text)
+    rc, out = promtool('check', 'config', str(tmp_path / 'prometheus.yml'))
+    assert rc == 0, out
+    assert 'SUCCESS' in out and '9 rules found' in out

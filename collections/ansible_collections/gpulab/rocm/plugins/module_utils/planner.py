@@ -9,14 +9,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm, plan_verify,
-    preflight,
+    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_metrics, plan_repo, plan_sdk, plan_slurm,
+    plan_verify, preflight,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
-CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'containers', 'slurm_node', 'slurm')
+CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'containers', 'slurm_node', 'slurm', 'metrics')
 PHASES = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'containers', 'verify', 'report', 'slurm_node',
-          'slurm')
+          'slurm', 'metrics')
 # The probe sections each phase reads; a phase whose sections the node lacks gets them probed first.
 SECTIONS = {
     'preflight': ('os', 'packages', 'apt', 'users', 'disk', 'firmware', 'gpus'),
@@ -31,6 +31,7 @@ SECTIONS = {
     'report': ('os', 'gpus', 'tools', 'versions', 'slurm'),
     'slurm_node': ('os', 'packages', 'gpus', 'slurm'),
     'slurm': ('os', 'slurm'),
+    'metrics': ('os', 'packages', 'gpus'),
 }
 
 
@@ -89,6 +90,8 @@ def plan(phase, node, wanted, stack, host=None):
         return plan_slurm.node_record(node, wanted, stack)
     if phase == 'slurm':
         return plan_slurm.plan(node, wanted, stack)
+    if phase == 'metrics':
+        return plan_metrics.plan(node, wanted, stack)
     if phase == 'report':
         expected = stack['expected_gpu_count']
         version = wanted.get('expected_rocm_version') or stack['version']

@@ -28,7 +28,7 @@ options:
   phase:
     description: The phase to plan; required unless O(forget) is true.
     type: str
-    choices: [preflight, repo, driver, sdk, access, env, containers, verify, report, slurm_node, slurm]
+    choices: [preflight, repo, driver, sdk, access, env, containers, verify, report, slurm_node, slurm, metrics]
   forget:
     description:
       - Forget this host's probe instead of planning, so that the next plan reads the host anew. For a change that
