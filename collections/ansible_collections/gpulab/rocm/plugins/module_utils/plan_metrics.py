@@ -122,7 +122,10 @@ def units(wanted):
     return {
         UNIT_DIR + '/gpulab-metrics.service': (
             '# Written by the rocm_metrics role (gpulab.rocm).\n[Unit]\nDescription=gpulab GPU metrics textfile\n\n'
-            '[Service]\nType=oneshot\nExecStart=%s\nNice=10\n' % CLI),
+            '[Service]\nType=oneshot\nExecStart=%s\nNice=10\n'
+            # It reads sysfs and two files, and writes only the textfile folder.
+            'NoNewPrivileges=yes\nProtectSystem=strict\nProtectHome=yes\nPrivateTmp=yes\nReadWritePaths=%s\n'
+            % (CLI, wanted['textfile_dir'])),
         UNIT_DIR + '/gpulab-metrics.timer': (
             '# Written by the rocm_metrics role (gpulab.rocm).\n[Unit]\nDescription=gpulab GPU metrics textfile, '
             'every %s\n\n[Timer]\nOnBootSec=30s\nOnUnitActiveSec=%s\nAccuracySec=5s\n\n[Install]\n'

@@ -41,6 +41,9 @@ def test_an_existing_node_exporter_is_configured_not_installed():
            '--web.listen-address=:9100\n' in dropin
     config = json.loads(result['files'][plan_metrics.CONFIG])
     assert (config['expected_pci'], config['expected_kfd'], config['node_class']) == (2, 2, 'mi200_nodes')
+    service = result['files'][plan_metrics.UNIT_DIR + '/gpulab-metrics.service']
+    assert 'ExecStart=/usr/local/sbin/gpulab-metrics-textfile\n' in service
+    assert 'ProtectSystem=strict\n' in service and 'ReadWritePaths=/var/lib/prometheus/node-exporter\n' in service
 
 
 def test_a_missing_node_exporter_is_installed():
