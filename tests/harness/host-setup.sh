@@ -7,9 +7,10 @@ cd "$(dirname "$0")/../.."
 log() { printf '[host-setup] %s\n' "$*" >&2; }
 
 # Debian packages: docker.io (engine), debootstrap (base images), dpkg-dev + apt-utils + gnupg (fixture mirror),
-# gcc (the mirror's stand-in shared libraries).
+# gcc (the mirror's stand-in shared libraries), prometheus (promtool: the metrics textfile and alert rule tests).
 need=()
-for tool in dockerd:docker.io debootstrap:debootstrap dpkg-deb:dpkg apt-ftparchive:apt-utils gpg:gnupg gcc:gcc; do
+for tool in dockerd:docker.io debootstrap:debootstrap dpkg-deb:dpkg apt-ftparchive:apt-utils gpg:gnupg gcc:gcc \
+    promtool:prometheus; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -291,3 +291,19 @@ def test_the_health_verdict_and_failing_checks(tmp_path):
     heads = len(re.findall(r"<th\b", html))
     assert ">Health</th>" in html and ">unhealthy</span>" in html and "X: &lt;b&gt;bold&lt;/b&gt;" in html
     assert [len(re.findall(r"<td\b", row)) for row in re.findall(r"<tr class=.*?</tr>", html, re.S)] == [heads] * 2
+
+
+def test_each_host_links_to_its_metrics_where_a_prometheus_is_set(tmp_path):
+    import jinja2
+    record = report.host_record(node(tmp_path, tools={"rocminfo": rocminfo(
+        "rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt")}), 'n1"><b>x')
+    fleet = report.report_fleet({"n1": {"r": record}}, ["n1"], "r")
+    template = ROOT / "roles" / "rocm_report" / "templates"
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template)))
+    page = env.get_template("fleet-report.html.j2")
+    assert ">metrics</a>" not in page.render(__rocm_report=fleet, rocm_report_title="t")
+    assert ">metrics</a>" not in page.render(__rocm_report=fleet, rocm_report_title="t",
+                                             rocm_report_prometheus_url="javascript:alert(1)")
+    html = page.render(__rocm_report=fleet, rocm_report_title="t", rocm_report_prometheus_url="http://prom:9090/")
+    assert ('<a href="http://prom:9090/graph?g0.tab=1&amp;g0.expr=gpulab_gpu_info%7Binstance%3D~%22n1%22%3E%3Cb%3Ex'
+            '%28%3A%5B0-9%5D%2B%29%3F%22%7D">metrics</a>') in html

@@ -80,6 +80,37 @@ def aer_totals(counters):
     return totals
 
 
+# amdgpu's RAS error counters (drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c, amdgpu_ras_sysfs_read): one file per IP
+# block, ras/<block>_err_count, printing "ue: N" and "ce: N" lines (UMC also "de: N", deferred). Only GPUs with RAS
+# (Instinct, some Radeon Pro) have the folder.
+_RAS_FILE = re.compile(r'^([a-z0-9_]+)_err_count$')
+_RAS_LINE = re.compile(r'^(ue|ce|de): (\d+)$')
+RAS_KINDS = {'ue': 'uncorrectable', 'ce': 'correctable', 'de': 'deferred'}
+
+
+def read_ras(device_dir):
+    """{block: {'uncorrectable'|'correctable'|'deferred': count}} from ras/*_err_count; {} without RAS."""
+    folder = os.path.join(device_dir, 'ras')
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return {}
+    counters = {}
+    for name in names:
+        match = _RAS_FILE.match(name)
+        text = read_attr(os.path.join(folder, name)) if match else None
+        if text is None:
+            continue
+        values = {}
+        for line in text.splitlines():
+            found = _RAS_LINE.match(line.strip())
+            if found:
+                values[RAS_KINDS[found.group(1)]] = int(found.group(2))
+        if values:
+            counters[match.group(1)] = values
+    return counters
+
+
 def _hwmon_dir(device_dir):
     try:
         names = sorted(name for name in os.listdir(os.path.join(device_dir, 'hwmon')) if _HWMON_DIR.match(name))

@@ -9,12 +9,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_health, plan_modules, plan_repo, plan_sdk,
-    plan_slurm, plan_validate, plan_verify, preflight,
+    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_health, plan_metrics, plan_modules,
+    plan_repo, plan_sdk, plan_slurm, plan_validate, plan_verify, preflight,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
-CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'modules', 'containers', 'health', 'slurm_node', 'slurm')
+CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'modules', 'containers', 'health', 'metrics', 'slurm_node', 'slurm')
 
 # The contract between the planner and the roles (docs/plan-contract.md): per phase, the probe sections it reads
 # (a phase whose sections the node lacks gets them probed first) and the keys of its result that a role may read,
@@ -131,6 +131,16 @@ CONTRACT = {
             'folders': 'Root-owned folders of the program to make.',
             'files': "The program's files and the expected values to write, path to content.",
             'scripts': 'The entry scripts to write (mode 0755), path to content.',
+        },
+    },
+    'metrics': {
+        'sections': ('os', 'packages', 'gpus'),
+        'keys': {
+            'install': 'Packages to install (prometheus-node-exporter) where the host lacks them.',
+            'dirs': "Folders of the writer, its configuration, the textfile and node_exporter's drop-in.",
+            'files': "The writer's code, its configuration, the units and the drop-in, path to content.",
+            'executables': "The writer's command (mode 0755), path to content.",
+            'systemd': 'Whether systemd runs the host (the timer and node_exporter are started there).',
         },
     },
     'verify': {
@@ -260,6 +270,8 @@ def plan(phase, node, wanted, stack, host=None, previous=None):
         return plan_slurm.node_record(node, wanted, stack)
     if phase == 'slurm':
         return plan_slurm.plan(node, wanted, stack)
+    if phase == 'metrics':
+        return plan_metrics.plan(node, wanted, stack)
     if phase == 'report':
         expected = stack['expected_gpu_count']
         version = wanted.get('expected_rocm_version') or stack['version']

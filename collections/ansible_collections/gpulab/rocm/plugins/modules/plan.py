@@ -30,7 +30,8 @@ options:
   phase:
     description: The phase to plan (one of the planner's CONTRACT); required unless O(forget) or O(gate) is true.
     type: str
-    choices: [preflight, repo, driver, sdk, access, env, modules, containers, health, verify, report, slurm_node, slurm]
+    choices: [preflight, repo, driver, sdk, access, env, modules, containers, health, metrics, verify, report,
+              slurm_node, slurm]
   forget:
     description:
       - Forget this host's probe instead of planning, so that the next plan reads the host anew. For a change that
@@ -193,7 +194,8 @@ dirs:
   description:
   - 'Phase modules: Modulefile folders to make.'
   - 'Phase containers: Folders of the CDI spec and daemon.json to make.'
-  returned: for the phases modules, containers
+  - 'Phase metrics: Folders of the writer, its configuration, the textfile and node_exporter''s drop-in.'
+  returned: for the phases modules, containers, metrics
   type: raw
 download_args:
   description:
@@ -206,13 +208,19 @@ dropin:
     C(folder) (make its folder) and C(reload) (reload systemd), or null when it stays.'
   returned: for the phase slurm
   type: raw
+executables:
+  description:
+  - 'Phase metrics: The writer''s command (mode 0755), path to content.'
+  returned: for the phase metrics
+  type: raw
 files:
   description:
   - 'Phase env: Root-owned files to write, path to content (profile.d, ld.so.conf.d).'
   - 'Phase modules: Modulefiles and the default marker to write, path to content.'
   - 'Phase health: The program''s files and the expected values to write, path to content.'
+  - 'Phase metrics: The writer''s code, its configuration, the units and the drop-in, path to content.'
   - 'Phase slurm: Slurm files to write, path to content.'
-  returned: for the phases env, modules, health, slurm
+  returned: for the phases env, modules, health, metrics, slurm
   type: raw
 folders:
   description:
@@ -229,7 +237,8 @@ install:
   - 'Phase driver: Packages to install (amdgpu-dkms and the kernel headers); empty when in place.'
   - 'Phase modules: Distribution packages to install for the modules tool (Environment Modules when asked).'
   - 'Phase containers: Engine and check packages to install.'
-  returned: for the phases driver, modules, containers
+  - 'Phase metrics: Packages to install (prometheus-node-exporter) where the host lacks them.'
+  returned: for the phases driver, modules, containers, metrics
   type: raw
 interpreter:
   description:
@@ -397,6 +406,11 @@ summary:
   description:
   - 'Phase verify: The GPU agents in one list of lines.'
   returned: for the phase verify
+  type: raw
+systemd:
+  description:
+  - 'Phase metrics: Whether systemd runs the host (the timer and node_exporter are started there).'
+  returned: for the phase metrics
   type: raw
 unbound:
   description:

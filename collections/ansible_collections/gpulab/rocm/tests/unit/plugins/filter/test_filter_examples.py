@@ -53,6 +53,9 @@ def inputs():
                                                          "mode": "2770", "wgrp": True, "woth": False}},
                                      "parent": {"stat": {"exists": True, "isdir": True, "islnk": False, "uid": 0,
                                                          "mode": "0755", "wgrp": False, "woth": False}}},
+        # The play's one host with the metrics on, as its hostvars give them.
+        ("metrics_file_sd",): {"__facts": {"rocm_metrics_enabled": True, "rocm_metrics_node_class": "mi300_nodes",
+                                           "rocm_metrics_listen_address": "127.0.0.1:19612"}},
         ("fleet_report", "fleet_report_stats"): {"__record": {"record": record}},
     }
 
@@ -63,6 +66,9 @@ def run(tmp_path):
         # A set_fact per example: a later example reads what an earlier one set (fleet_report_stats the report).
         tasks = [{"name": "The host's record, as rocm_report registers it",
                   "ansible.builtin.set_fact": {"host_record": "{{ __record }}"}}] if "fleet_report" in names else []
+        if "__facts" in variables:
+            # hostvars carry facts (not play vars): the host's variables as an inventory would give them.
+            tasks.append({"name": "The host's variables", "ansible.builtin.set_fact": variables["__facts"]})
         for name in names:
             for key, template in example(name).items():
                 tasks.append({"name": name, "ansible.builtin.set_fact": {key: template}})
@@ -126,3 +132,7 @@ def test_health_failures_lists_the_failing_checks(results):
 def test_validation_remote_dir_refuses_a_group_writable_folder(results):
     problems = results["validation_remote_dir"]["problems"]
     assert len(problems) == 1 and "2770" in problems[0], problems
+
+
+def test_metrics_file_sd_targets_only_the_hosts_with_metrics(results):
+    assert results["metrics_file_sd"]["targets"] == [{"targets": ["localhost:19612"], "labels": {"node_class": "mi300_nodes"}}]

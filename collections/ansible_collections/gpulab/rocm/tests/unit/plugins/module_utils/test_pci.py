@@ -310,6 +310,17 @@ def test_kfd_cpu_node_of_a_cpx_partitioned_host(roots):
     assert facts['kfd_nodes'][0]['cpu_cores_count'] == 112 and facts['kfd_gpu_nodes'] == 0
 
 
+def test_kfd_gpu_nodes_of_two_cpx_partitions(roots):
+    # Two CPX partitions of one MI308X: the GPU's unique_id twice, the location counting up the function number.
+    for number, name in ((2, 'kfd-topology/mi308x-cpx-partition-node2-gpu-properties.txt'),
+                         (3, 'kfd-topology/mi308x-cpx-partition-node3-gpu-properties.txt')):
+        add_kfd_node(roots[0], number, fixture(name))
+    nodes = gather(roots)['kfd_nodes']
+    assert [(n['bdf'], n['gfx_target'], n['drm_render_minor'], n['compute_units']) for n in nodes] == [
+        ('0000:0a:00.0', 'gfx942', 128, 20), ('0000:0a:00.1', 'gfx942', 129, 20)]
+    assert nodes[0]['unique_id'] == nodes[1]['unique_id']
+
+
 def test_kfd_mem_banks_give_the_memory_when_local_mem_size_is_zero():
     props = pci.parse_kfd_properties(fixture('kfd-topology/mi210-xgmi-8gpu-node2-gpu-properties.txt'))
     banks = [{'heap_type': 1, 'size_in_bytes': 68702699520}, {'heap_type': 0, 'size_in_bytes': 4096}]
