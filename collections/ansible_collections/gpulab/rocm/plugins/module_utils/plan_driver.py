@@ -11,7 +11,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, apt_ready
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
 
 _PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+$')
@@ -44,8 +44,7 @@ def plan(node, wanted, stack, controller=None):
     pci = node.get('gpu_pci') or {}
     in_container = bool(pci.get('in_container'))
     wants = driver_wanted(stack['kernel_driver'], in_container) and stack['install_source'] == 'amd'
-    result.update(wanted=wants, why_not=None, install=[], reboot=None, unbound=list(pci.get('unbound') or []),
-                  apt_ready=apt_ready(node))
+    result.update(wanted=wants, why_not=None, install=[], reboot=None, unbound=list(pci.get('unbound') or []))
     if not wants:
         result['why_not'] = ('rocm_kernel_driver is never' if stack['kernel_driver'] == 'never'
                              else 'rocm_install_source is distro (the distribution kernel has amdgpu)'

@@ -12,7 +12,7 @@ import re
 import time
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support, rocm_packages, rocm_release
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, apt_ready
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
 
 # The distribution's own ROCm packages per OS (rocm-reference.md section 9): Debian 13's are resolved against its
 # real archive in the distro scenario (test_distro_defaults.py), Ubuntu 24.04's follow its package index.
@@ -95,7 +95,7 @@ def plan(node, wanted, stack, now=None):
     result.update(repair=bool(pending.get('packages') or pending.get('journal')), refresh_lists=False, query=[],
                   packages=None, alternative=None, set_alternative=None, holds={}, orphans_before=None,
                   purge_orphans=[], orphan_check=False,
-                  gfx_targets=package_spec['kdb_targets'], apt_ready=apt_ready(node),
+                  gfx_targets=package_spec['kdb_targets'],
                   spec=package_spec)
     if result['repair']:
         result.change('finish the interrupted dpkg run', 'packages left half installed: %s'

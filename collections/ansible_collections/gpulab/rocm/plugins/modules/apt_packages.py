@@ -53,9 +53,10 @@ options:
     default: {}
   refresh:
     description:
-      - Refresh apt's lists before installing, and only when something is to be installed. V(never); V(all) every
-        source, unless the newest list is younger than O(cache_valid_time); V(sources) only the sources files in
-        O(sources) (the host's other lists are kept).
+      - Refresh apt's lists before installing, and only when something is to be installed (or, in a call that
+        names no package, only refresh; not in check mode). V(never); V(all) every source, unless the newest list is
+        younger than O(cache_valid_time); V(sources) only the sources files in O(sources) (the host's other lists
+        are kept). A refresh alone is not reported as a change.
     type: str
     choices: [never, all, sources]
     default: never
@@ -152,6 +153,10 @@ packages:
     gpulab.rocm.node_probe reports packages), so that nothing reads the host again to learn it.
   returned: always
   type: dict
+reason:
+  description: On a failure, apt's reason in one sentence with what to do, and what this run had already changed.
+  returned: failure
+  type: str
 simulation:
   description: In check mode, what C(apt-get --simulate) says (install, remove, purge, configure), or null when apt
     could not resolve the transaction.
@@ -189,8 +194,9 @@ class Apt(object):
         changed = ('; before it, this run changed: %s' % ', '.join(
             '%s %s' % (key, ', '.join(sorted(self.result[key]))) for key in done)) if done else ''
         self.result['changed'] = self.result['changed'] or bool(done)
-        self.module.fail_json(msg='%s failed: %s%s' % (step, classify([stderr, stdout])['reason'], changed),
-                              stdout=stdout[-4000:], stderr=stderr[-4000:], **self.result)
+        reason = classify([stderr, stdout])['reason'] + changed
+        self.module.fail_json(msg='%s failed: %s' % (step, reason), reason=reason, stdout=stdout[-4000:],
+                              stderr=stderr[-4000:], **self.result)
 
     def status(self, package_names):
         if not package_names:
@@ -265,6 +271,11 @@ class Apt(object):
             self.module.fail_json(msg='refresh=sources needs the sources files to refresh (sources). Nothing was '
                                       'changed.')
         named = ap.names([name for name, _v in install + remove_first + remove], list(params['holds']))
+        if not named:
+            # A call that names no package only refreshes (lists are a cache: not a change); check mode does not.
+            if params['refresh'] != 'never' and not self.module.check_mode:
+                self.refresh()
+            return self.result
         before = self.status(named)
         todo = ap.plan(before, install, remove_first, remove, params['purge'], params['holds'])
         self.result['packages'] = dict((name, list(value)) for name, value in before.items())
