@@ -97,7 +97,8 @@ attributes:
       would install and remove (RV(simulation)). Where apt cannot resolve it yet (a repository an earlier task would
       configure), it warns with apt's line and reports the change without the simulation.
   diff_mode:
-    support: none
+    support: full
+    description: What changes (or in check mode would change), one line per package, as C(prepared) text.
 notes:
   - Debian and Ubuntu only. Needs C(apt-get), C(apt-mark) and C(dpkg-query); not python3-apt.
 seealso:
@@ -289,7 +290,8 @@ class Apt(object):
                 self.result['installed'] = simulation['install']
                 self.result['removed'] = sorted(set(simulation['remove'] + simulation['purge']))
             else:
-                self.result['installed'] = dict(ap.parse_items(todo['install'], 'install'))
+                self.result['installed'] = dict((name, version or 'candidate') for name, version in
+                                                ap.parse_items(todo['install'], 'install'))
                 self.result['removed'] = todo['remove_first'] + todo['remove']
             self.result['held'], self.result['unheld'] = todo['hold'], todo['unhold']
             return self.result
@@ -321,6 +323,13 @@ class Apt(object):
         after = self.status(sorted(set(named) | set(self.result['installed']) | set(self.result['removed'])))
         self.result['packages'] = dict((name, list(value)) for name, value in after.items())
         return self.result
+
+    def diff(self):
+        lines = ['install %s %s' % item for item in sorted(self.result['installed'].items())]
+        lines += ['remove %s' % name for name in self.result['removed']]
+        lines += ['hold %s' % name for name in self.result['held']]
+        lines += ['unhold %s' % name for name in self.result['unheld']]
+        return {'prepared': '\n'.join(lines) + '\n'}
 
     def mark(self, selection, package_names):
         """apt-mark hold/unhold, retried while another process holds dpkg's lock (apt-mark has no lock timeout)."""
@@ -354,7 +363,11 @@ def main():
         ),
         supports_check_mode=True,
     )
-    module.exit_json(**Apt(module).apply())
+    apt = Apt(module)
+    result = apt.apply()
+    if module._diff and result['changed']:
+        result['diff'] = apt.diff()
+    module.exit_json(**result)
 
 
 if __name__ == '__main__':
