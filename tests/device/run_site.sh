@@ -63,7 +63,9 @@ python3 -c 'import torch; print(torch.__version__, torch.__file__)' > "$OUT/torc
 
 # A GPU user of our own, made before the first snapshot (the run adds it to the GPU groups; lifecycle.md: they stay).
 id "$GPU_USER" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$GPU_USER"
-printf '{"rocm_gpu_users": ["%s"], "rocm_report_dest": "%s"}\n' "$GPU_USER" "$OUT/fleet-report" > "$OUT/extra-vars.json"
+# No AMD GPU: the fixture rocminfo prints its no-gpu capture (no /etc/gpulab-fixture/profile), verify expects none.
+printf '{"rocm_gpu_users": ["%s"], "rocm_report_dest": "%s", "rocm_expected_gpu_count": 0}\n' "$GPU_USER" \
+  "$OUT/fleet-report" > "$OUT/extra-vars.json"
 login before
 snapshot "$OUT/snapshot-before.txt"
 
