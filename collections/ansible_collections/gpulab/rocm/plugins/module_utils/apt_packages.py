@@ -11,11 +11,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import fnmatch
 import re
 
-# name or name=version: a Debian package name (policy 5.6.1) and a Debian version (policy 5.6.12). Anything else could
-# reach apt as an option or a pattern.
-_ITEM_RE = re.compile(r'(?P<name>[a-z0-9][a-z0-9+.-]+)(?:=(?P<version>[0-9][A-Za-z0-9.+~:-]*))?')
+# name or name=version: a Debian package name (policy 5.6.1) and a Debian version (policy 5.6.12), where the version
+# may hold the glob characters * and ? (amdgpu-dkms=*.60204-*: apt-get itself takes no pattern, so the module picks
+# the newest version apt offers that matches). Anything else could reach apt as an option or a pattern.
+_ITEM_RE = re.compile(r'(?P<name>[a-z0-9][a-z0-9+.-]+)(?:=(?P<version>[0-9*?][A-Za-z0-9.+~:*?-]*))?')
 # dpkg-query -W -f '${Package}\t${db:Status-Abbrev}\t${Version}\n'
 STATUS_FORMAT = '${Package}\\t${db:Status-Abbrev}\\t${Version}\\n'
 # apt-get --simulate: "Inst name [old] (new suite [arch])", "Remv name [old]", "Purg name [old]", "Conf name (new ...)".
@@ -50,6 +52,31 @@ def parse_items(values, option):
     return items
 
 
+def is_pattern(version):
+    return version is not None and ('*' in version or '?' in version)
+
+
+def matches(version, wanted):
+    """Whether an installed or offered version is the item's version (or matches its pattern)."""
+    return fnmatch.fnmatchcase(version, wanted) if is_pattern(wanted) else version == wanted
+
+
+def resolve(items, offered):
+    """Items with a version pattern pinned to the newest version apt offers that matches it (offered: apt-cache
+    madison's {name: [versions, newest first]}); (items, [name=pattern items nothing matches])."""
+    resolved, unmatched = [], []
+    for name, version in items:
+        if not is_pattern(version):
+            resolved.append((name, version))
+            continue
+        found = [candidate for candidate in offered.get(name) or [] if fnmatch.fnmatchcase(candidate, version)]
+        if found:
+            resolved.append((name, found[0]))
+        else:
+            unmatched.append('%s=%s' % (name, version))
+    return resolved, unmatched
+
+
 def check_holds(holds):
     bad = ['%r: %r' % (name, value) for name, value in (holds or {}).items()
            if not isinstance(name, str) or not _ITEM_RE.fullmatch(name) or '=' in name or value not in HOLD_CHOICES]
@@ -81,7 +108,7 @@ def plan(status, install=(), remove_first=(), remove=(), purge=False, holds=None
         # A package dpkg left half done (unpacked, half-configured: the third letter or an odd state) is installed
         # again; apt finishes it.
         clean = present and abbrev[1:2] == 'i' and abbrev[2:3] in ('', ' ')
-        if not clean or (version is not None and current != version):
+        if not clean or (version is not None and not matches(current, version)):
             result['install'].append(name if version is None else '%s=%s' % (name, version))
     for key, items in (('remove_first', remove_first), ('remove', remove)):
         for name, _version in items:
@@ -137,6 +164,10 @@ def remove_argv(package_names, lock_timeout, purge=False, simulate=False, held=F
     argv += ['--simulate'] if simulate else []
     argv += ['--allow-change-held-packages'] if held else []
     return argv + ['--'] + list(package_names)
+
+
+def madison_argv(package_names):
+    return ['apt-cache', 'madison'] + list(package_names)
 
 
 def mark_argv(selection, package_names):

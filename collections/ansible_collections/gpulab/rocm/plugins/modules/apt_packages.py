@@ -29,6 +29,8 @@ options:
     description:
       - Packages to install, C(name) or C(name=version). A name is installed when dpkg has it fully installed (at
         that version, when one is given); a package that dpkg left half done is installed again.
+      - The version may be a pattern with C(*) and C(?) (C(amdgpu-dkms=*.60204-*)): the newest version apt offers
+        that matches it is installed (C(apt-get) itself takes no pattern).
     type: list
     elements: str
     default: []
@@ -174,6 +176,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import apt_packages as ap
 from ansible_collections.gpulab.rocm.plugins.module_utils.apt_errors import classify
+from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_packages import parse_madison
 
 LISTS = '/var/lib/apt/lists'
 
@@ -284,6 +287,8 @@ class Apt(object):
             return self.result
         self.result['changed'] = True
         if self.module.check_mode:
+            if todo['install']:
+                todo['install'] = self.pin_patterns(todo['install'], check=True)
             simulation = self.simulate(todo) if (todo['install'] or todo['remove'] or todo['remove_first']) else {}
             self.result['simulation'] = simulation
             if simulation:
@@ -299,6 +304,7 @@ class Apt(object):
         lock, held = params['lock_timeout'], params['allow_change_held_packages']
         if todo['install'] and params['refresh'] != 'never':
             self.refresh()
+        todo['install'] = self.pin_patterns(todo['install'])
         if todo['install'] and params['download_first'] and todo['remove_first']:
             self.run(ap.install_argv(todo['install'], lock, download_only=True, recommends=params['install_recommends'],
                                      downgrade=params['allow_downgrade'], held=held), 'Downloading the packages')
@@ -323,6 +329,24 @@ class Apt(object):
         after = self.status(sorted(set(named) | set(self.result['installed']) | set(self.result['removed'])))
         self.result['packages'] = dict((name, list(value)) for name, value in after.items())
         return self.result
+
+    def pin_patterns(self, items, check=False):
+        """name=pattern items pinned to the newest matching version apt offers (apt-get takes no pattern)."""
+        parsed = ap.parse_items(items, 'install')
+        patterns = [name for name, version in parsed if ap.is_pattern(version)]
+        if not patterns:
+            return items
+        _rc, stdout, _stderr = self.module.run_command(ap.madison_argv(patterns), environ_update=ap.ENVIRONMENT)
+        resolved, unmatched = ap.resolve(parsed, parse_madison(stdout.splitlines()))
+        if unmatched and check:
+            self.module.warn('Check mode: apt offers no version matching %s yet (a repository an earlier task would '
+                             'configure).' % ', '.join(unmatched))
+            return [item for item in items if item not in unmatched]
+        if unmatched:
+            # Worded as apt words it for a version it does not have, so that apt_errors gives its advice.
+            self.fail('Choosing the versions', stdout, '\n'.join(
+                "E: Version '%s' for '%s' was not found" % tuple(reversed(item.split('=', 1))) for item in unmatched))
+        return ['%s=%s' % item if item[1] else item[0] for item in resolved]
 
     def diff(self):
         lines = ['install %s %s' % item for item in sorted(self.result['installed'].items())]

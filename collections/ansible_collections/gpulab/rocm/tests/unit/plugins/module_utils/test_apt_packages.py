@@ -127,3 +127,20 @@ def test_lists_freshness():
     assert not ap.lists_fresh([100.0], 5000.0, 3600)
     assert not ap.lists_fresh([], 1000.0, 3600) and not ap.lists_fresh([999.0], 1000.0, 0)
     assert ap.release_file("h_rocm_dists_jammy_InRelease") and not ap.release_file("h_jammy_main_Packages")
+
+
+def test_a_version_pattern_is_pinned_to_the_newest_matching_offer():
+    # rocm_driver's amdgpu-dkms=*.60204-* (apt-get itself answers "Version '*.60204-*' for 'amdgpu-dkms' was not
+    # found"); the offers as apt-cache madison lists them, newest first.
+    items = ap.parse_items(["amdgpu-dkms=*.60204-*", "linux-headers-6.1.0-28-amd64", "rocm-core=%s" % V], "install")
+    offered = {"amdgpu-dkms": ["1:6.8.5.60300-2084815.22.04", "1:6.8.5.60204-2044426.22.04",
+                               "1:6.8.5.60204-2000000.22.04"]}
+    resolved, unmatched = ap.resolve(items, offered)
+    assert resolved == [("amdgpu-dkms", "1:6.8.5.60204-2044426.22.04"), ("linux-headers-6.1.0-28-amd64", None),
+                        ("rocm-core", V)] and unmatched == []
+    assert ap.resolve(items, {})[1] == ["amdgpu-dkms=*.60204-*"]
+    # An installed version matching the pattern needs nothing.
+    status = {"amdgpu-dkms": ("ii", "1:6.8.5.60204-2044426.22.04")}
+    assert ap.plan(status, install=items[:1])["install"] == []
+    assert ap.plan({"amdgpu-dkms": ("ii", "1:6.8.5.60300-1.22.04")}, install=items[:1])["install"] == [
+        "amdgpu-dkms=*.60204-*"]
