@@ -103,11 +103,12 @@ def plan(status, install=(), remove_first=(), remove=(), purge=False, holds=None
     """What must change, from dpkg's status of the named packages: {'install': [...], 'remove_first': [...],
     'remove': [...], 'hold': [...], 'unhold': [...]} (install items as apt takes them, name or name=version)."""
     result = {'install': [], 'remove_first': [], 'remove': [], 'hold': [], 'unhold': []}
+    going = set(name for name, _version in remove_first)
     for name, version in install:
         present, abbrev, current = _installed(status, name)
         # A package dpkg left half done (unpacked, half-configured: the third letter or an odd state) is installed
-        # again; apt finishes it.
-        clean = present and abbrev[1:2] == 'i' and abbrev[2:3] in ('', ' ')
+        # again; apt finishes it. One that remove_first takes away (AMD's rocminfo for Debian's) comes back.
+        clean = present and abbrev[1:2] == 'i' and abbrev[2:3] in ('', ' ') and name not in going
         if not clean or (version is not None and not matches(current, version)):
             result['install'].append(name if version is None else '%s=%s' % (name, version))
     for key, items in (('remove_first', remove_first), ('remove', remove)):

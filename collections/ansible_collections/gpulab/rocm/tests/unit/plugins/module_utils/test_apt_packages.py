@@ -90,6 +90,9 @@ def test_plan_holds_releases_and_removes():
     assert todo["remove"] == ["bb", "cc"] and todo["hold"] == ["bb"] and todo["unhold"] == ["aa"]
     # Without purge a package in config-files state is already removed.
     assert ap.plan(status, remove=[("cc", None)])["remove"] == []
+    # A package removed first (AMD's rocminfo before Debian's, same name) is installed again after.
+    assert ap.plan(status, install=[("bb", None)], remove_first=[("bb", None)])["install"] == ["bb"]
+    assert ap.plan(status, install=[("bb", None)])["install"] == []
     # dpkg left ee unpacked: installing it again lets apt finish it.
     assert ap.plan(status, install=[("ee", None)])["install"] == ["ee"]
 
