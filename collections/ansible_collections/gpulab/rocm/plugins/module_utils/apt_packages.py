@@ -150,9 +150,11 @@ def update_argv(lock_timeout, sources_dir=None):
 
 
 def install_argv(items, lock_timeout, simulate=False, download_only=False, recommends=False, downgrade=False,
-                 held=False):
+                 held=False, purge=False):
+    """apt-get install of items (name, name=version; name- removes, with purge: purges)."""
     argv = ['apt-get', 'install', '--yes', '--quiet'] + lock_options(lock_timeout) + DPKG_OPTIONS
     argv += ['--simulate'] if simulate else []
+    argv += ['--purge'] if purge else []
     argv += ['--download-only'] if download_only else []
     argv += [] if recommends else ['--no-install-recommends']
     argv += ['--allow-downgrades'] if downgrade else []

@@ -238,13 +238,16 @@ class Apt(object):
     def simulate(self, todo):
         params = self.params
         steps = []
-        if todo['remove_first']:
+        if todo['install']:
+            # The removal first and the install as one simulated transaction (apt's "name-" removes): each alone
+            # would be asked of a state the other changes.
+            steps.append(ap.install_argv(todo['install'] + ['%s-' % name for name in todo['remove_first']],
+                                         params['lock_timeout'], simulate=True, recommends=params['install_recommends'],
+                                         downgrade=params['allow_downgrade'], held=params['allow_change_held_packages'],
+                                         purge=params['purge']))
+        elif todo['remove_first']:
             steps.append(ap.remove_argv(todo['remove_first'], params['lock_timeout'], params['purge'], simulate=True,
                                         held=params['allow_change_held_packages']))
-        if todo['install']:
-            steps.append(ap.install_argv(todo['install'], params['lock_timeout'], simulate=True,
-                                         recommends=params['install_recommends'], downgrade=params['allow_downgrade'],
-                                         held=params['allow_change_held_packages']))
         if todo['remove']:
             steps.append(ap.remove_argv(todo['remove'], params['lock_timeout'], params['purge'], simulate=True,
                                         held=params['allow_change_held_packages']))
