@@ -28,7 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "gpulab/debian:bookworm"
-PREFIX = "gpulab-bench-"
+# Container names; GPULAB_BENCH_PREFIX keeps two checkouts' runs on one Docker apart.
+PREFIX = os.environ.get("GPULAB_BENCH_PREFIX", "gpulab-bench-")
 FACTS_ONLY = """- name: Gather facts only
   hosts: rocm_nodes
   gather_facts: true
