@@ -29,8 +29,8 @@ options:
     description:
       - Packages to install, C(name) or C(name=version). A name is installed when dpkg has it fully installed (at
         that version, when one is given); a package that dpkg left half done is installed again.
-      - The version may be a pattern with C(*) and C(?) (C(amdgpu-dkms=*.60204-*)): the newest version apt offers
-        that matches it is installed (C(apt-get) itself takes no pattern).
+      - The version may be a pattern with C(*) and C(?), such as C(amdgpu-dkms=*.60204-*); the newest version apt
+        offers that matches it is installed (C(apt-get) itself takes no pattern).
     type: list
     elements: str
     default: []

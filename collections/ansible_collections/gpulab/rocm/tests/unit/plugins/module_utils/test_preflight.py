@@ -152,7 +152,6 @@ def test_an_unreachable_archive_stops_when_the_plan_needs_packages_from_it():
     assert preflight.distribution_needs(apt, {"install_source": "amd"}, True) == []
 
 
-
 def test_unknown_users_are_problems():
     node = copy.deepcopy(converged())
     node["users"]["bob"] = {"exists": False}
