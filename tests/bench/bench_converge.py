@@ -6,16 +6,19 @@ fixture mirror (docs/performance.md). Figures, not assertions: run it on a quiet
   check    site.yml --check on the converged host, against the no-op run
   cold     site.yml on a fresh host, against the same key, sources, pin, apt-get update and apt-get install of the
            same packages as raw commands in another fresh container (the two package sets are compared)
-  scale    site.yml on N fresh hosts at once (forks from ansible.cfg), against one fresh host; and the raw commands
-           in the same N fresh containers at once, against one: what this machine's cores allow anyway
+  scale    site.yml on N fresh hosts at once (forks from ansible.cfg), side by side with the raw commands in N other
+           fresh containers at once (the floor at that size: what this machine's cores allow any tool)
+  cpu      the controller's CPU seconds per host of a no-op site.yml over M converged containers: user + system
+           time of the ansible-playbook process tree (its reaped children: workers, docker exec clients), / M
 
-Usage: tests/bench/bench_converge.py [--hosts 1,4,8,16] [--repeat 3] [--json FILE]
+Usage: tests/bench/bench_converge.py [--hosts 1,4,8,16] [--cpu-hosts 64] [--repeat 3] [--json FILE]
 Needs the test command's set-up (tests/harness/host-setup.sh, tests/harness/mirror/mirror.sh start) and its venv.
 """
 
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -25,7 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "gpulab/debian:bookworm"
-PREFIX = "gpulab-bench-"
+# Container names; GPULAB_BENCH_PREFIX keeps two checkouts' runs on one Docker apart.
+PREFIX = os.environ.get("GPULAB_BENCH_PREFIX", "gpulab-bench-")
 FACTS_ONLY = """- name: Gather facts only
   hosts: rocm_nodes
   gather_facts: true
@@ -77,12 +81,20 @@ def inventory(folder, names):
     return str(folder / "hosts.yml")
 
 
-def playbook(inv, path, env, *args):
-    """Wall seconds of one ansible-playbook run; fails loudly when the run fails."""
-    began = time.monotonic()
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def playbook(inv, path, env, *args, cpu=None):
+    """Wall seconds of one ansible-playbook run (and, with cpu=[], its process tree's CPU seconds appended there);
+    fails loudly when the run fails."""
+    began, cpu_before = time.monotonic(), children_cpu()
     proc = subprocess.run(["ansible-playbook", "-i", inv, str(path)] + list(args), capture_output=True, text=True,
                           cwd=str(ROOT), env=env)
     seconds = time.monotonic() - began
+    if cpu is not None:
+        cpu.append(children_cpu() - cpu_before)
     if proc.returncode != 0:
         sys.exit("ansible-playbook %s %s failed:\n%s" % (path, " ".join(args), proc.stdout[-4000:] + proc.stderr))
     recap = [line for line in proc.stdout.splitlines() if " changed=" in line]
@@ -116,6 +128,7 @@ def median(values):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", default="1,4,8,16", help="host counts of the scale runs")
+    parser.add_argument("--cpu-hosts", type=int, default=64, help="containers of the CPU figure (0: skip it)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per no-op, check and facts-only figure")
     parser.add_argument("--json", help="write the figures here too")
     args = parser.parse_args()
@@ -164,7 +177,7 @@ def main():
         remove(made)
         made = []
 
-        # Scale: N fresh hosts at once.
+        # Scale: N fresh hosts at once, then the raw commands on N other fresh containers at once.
         scale = {}
         for count in [int(n) for n in args.hosts.split(",")]:
             names = ["%ss%d-%d" % (PREFIX, count, i) for i in range(count)]
@@ -172,24 +185,35 @@ def main():
             made += names
             inv = inventory(work / ("scale%d" % count), names)
             playbook(inv, ROOT / "molecule/shared/prepare.yml", env)
-            scale[count] = round(playbook(inv, ROOT / "site.yml", env)[0], 2)
+            seconds = playbook(inv, ROOT / "site.yml", env)[0]
             remove(names)
-            made = []
-        base = scale.get(1) or min(scale.values())
-        results["scale"] = dict((str(count), {"site_yml_s": seconds, "ratio_to_one_host": round(seconds / base, 2)})
-                                for count, seconds in sorted(scale.items()))
-        # The same raw commands in N fresh containers at once: the floor this machine sets for any tool.
-        raw_scale = {}
-        for count in sorted(set([1, max(scale)])):
             names = ["%sraw%d-%d" % (PREFIX, count, i) for i in range(count)]
             start(names)
             made += names
-            raw_scale[count] = round(raw_run(names, script), 2)
+            floor = raw_run(names, script)
             remove(names)
             made = []
-        results["raw_scale"] = dict((str(count), {"raw_commands_s": seconds,
-                                                  "ratio_to_one_host": round(seconds / raw_scale[1], 2)})
-                                    for count, seconds in sorted(raw_scale.items()))
+            scale[count] = {"site_yml_s": round(seconds, 2), "raw_floor_s": round(floor, 2),
+                            "ratio": round(seconds / floor, 2)}
+        results["scale"] = dict((str(count), figure) for count, figure in sorted(scale.items()))
+
+        # The controller's CPU per host of a no-op run over many converged containers.
+        if args.cpu_hosts:
+            names = ["%scpu-%d" % (PREFIX, i) for i in range(args.cpu_hosts)]
+            start(names)
+            made += names
+            inv = inventory(work / "cpu", names)
+            playbook(inv, ROOT / "molecule/shared/prepare.yml", env)
+            converge_cpu, noop_cpu = [], []
+            converge_s = playbook(inv, ROOT / "site.yml", env, cpu=converge_cpu)[0]
+            noop_s, recap = playbook(inv, ROOT / "site.yml", env, cpu=noop_cpu)
+            remove(names)
+            made = []
+            results["cpu"] = {"hosts": args.cpu_hosts, "noop_s": round(noop_s, 2),
+                              "noop_cpu_s": round(noop_cpu[0], 2),
+                              "noop_cpu_s_per_host": round(noop_cpu[0] / args.cpu_hosts, 3),
+                              "cold_s": round(converge_s, 2), "cold_cpu_s_per_host": round(converge_cpu[0] / args.cpu_hosts, 3),
+                              "changed_0": all(" changed=0 " in line for line in recap)}
     finally:
         remove(made)
 
@@ -203,10 +227,12 @@ def main():
         results["cold"]["site_yml_s"], results["cold"]["raw_commands_s"], results["cold"]["ratio"],
         results["cold"]["packages_installed"], results["cold"]["same_package_set"]))
     for count, figure in results["scale"].items():
-        print("%2s fresh hosts: %.1f s, %.2fx one host" % (count, figure["site_yml_s"], figure["ratio_to_one_host"]))
-    for count, figure in results["raw_scale"].items():
-        print("%2s fresh hosts, raw commands: %.1f s, %.2fx one host" % (count, figure["raw_commands_s"],
-                                                                        figure["ratio_to_one_host"]))
+        print("%2s fresh hosts: site.yml %.1f s / raw floor %.1f s = %.2fx" % (
+            count, figure["site_yml_s"], figure["raw_floor_s"], figure["ratio"]))
+    if "cpu" in results:
+        print("no-op over %d hosts: %.1f s, controller CPU %.1f s = %.3f s per host (changed=0: %s)" % (
+            results["cpu"]["hosts"], results["cpu"]["noop_s"], results["cpu"]["noop_cpu_s"],
+            results["cpu"]["noop_cpu_s_per_host"], results["cpu"]["changed_0"]))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0

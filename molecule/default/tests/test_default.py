@@ -119,6 +119,11 @@ def test_linker_finds_rocm_libraries(host):
     assert "libamdhip64.so" in host.check_output("ldconfig -p")
 
 
+def test_python3_apt_was_never_installed(host):
+    # The images have no python3-apt; the roles' package steps run apt-get and dpkg themselves (apt_packages).
+    assert host.run("dpkg -s python3-apt").rc != 0
+
+
 def test_apt_update_succeeds(host):
     result = host.run("apt-get update")
     assert result.rc == 0, result.stderr

@@ -37,9 +37,3 @@ def file_matches(current, content, mode='0644', uid=0, gid=0):
     return (current.get('type') == 'file' and current.get('sha1') == sha1(content)
             and (mode is None or current.get('mode') == mode)
             and (uid is None or current.get('uid') == uid) and (gid is None or current.get('gid') == gid))
-
-
-def apt_ready(node):
-    """Whether Ansible's apt module can run on the node now (it needs python3-apt; check mode cannot install it)."""
-    policy = ((node.get('apt') or {}).get('policy') or {}).get('python3-apt') or {}
-    return bool(policy.get('installed'))

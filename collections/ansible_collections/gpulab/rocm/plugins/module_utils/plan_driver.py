@@ -11,7 +11,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, apt_ready
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
 
 _PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+\Z')
@@ -45,8 +45,7 @@ def plan(node, wanted, stack, controller=None):
     pci = node.get('gpu_pci') or {}
     in_container = bool(pci.get('in_container'))
     wants = driver_wanted(stack['kernel_driver'], in_container) and stack['install_source'] == 'amd'
-    result.update(wanted=wants, why_not=None, install=[], reboot=None, unbound=list(pci.get('unbound') or []),
-                  apt_ready=apt_ready(node), reboot_pending=False)
+    result.update(wanted=wants, why_not=None, install=[], reboot=None, unbound=list(pci.get('unbound') or []), reboot_pending=False)
     # Bad names are refused wherever the role runs, driver wanted here or not (the gate lists them before any change).
     bad = [name for name in wanted.get('packages') or [] if not _PACKAGE_RE.match(str(name))]
     headers = wanted.get('headers_package')

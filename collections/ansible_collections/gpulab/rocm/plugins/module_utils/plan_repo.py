@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What rocm_repo changes: the signing key, the ROCm (and amdgpu) sources and the pin, one list refresh, and
-python3-apt for Ansible's apt module. Pure; the contents are built here and compared with the probe's.
+"""What rocm_repo changes: the signing key, the ROCm (and amdgpu) sources and the pin, and one list refresh
+(every list on a host that has none and reaches its archive). Pure; the contents are built here and compared with
+the probe's.
 
 From ROCm 7.0 rocm.list also holds the graphics repository of each release, and amdgpu.list names the driver
 under its own numbers (30.x), both from the release table (rocm_release.py)."""
@@ -110,16 +111,13 @@ def plan(node, wanted, stack):
     pin_origin, pin_priority.
 
     Returns the Plan with: contents {path: content} of every wanted file, files (those that differ now), remove
-    [paths], key (install|keep|remove), refresh,
-    python3_apt (install|present), and each change with its reason.
+    [paths], key (install|keep|remove), refresh, refresh_scope (sources|all), and each change with its reason.
     """
     result = Plan('repo')
     files = node.get('files') or {}
     keyrings = node.get('keyrings') or {}
     managed = (ns.SOURCES_FILE, ns.AMDGPU_SOURCES_FILE, ns.PIN_FILE)
-    result.update(files={}, contents={}, remove=[], key='keep', refresh=False, refresh_scope='sources',
-                  python3_apt='present', apply=None, refresh_all_lists=False)
-    python_apt = ((node.get('apt') or {}).get('policy') or {}).get('python3-apt') or {}
+    result.update(files={}, contents={}, remove=[], key='keep', refresh=False, refresh_scope='sources', apply=None)
 
     if wanted.get('state', 'present') == 'absent' or stack['install_source'] == 'distro':
         why = ('rocm_repo_state is absent' if wanted.get('state') == 'absent'
@@ -133,11 +131,6 @@ def plan(node, wanted, stack):
             result.change('remove the signing key %s' % wanted['keyring'], why)
         result['key'] = 'remove' if wanted.get('keyring') in result['remove'] else 'keep'
         result['apply'] = 'absent' if result['remove'] else None
-        _python_apt(result, python_apt)
-        # No AMD sources to refresh here; a host whose apt has no lists yet needs them for python3-apt.
-        if result['python3_apt'] == 'install' and (node.get('apt') or {}).get('lists_empty'):
-            result['refresh_all_lists'] = True
-            result.change('refresh every apt list once', 'apt has none yet and python3-apt must come from them')
         return result
 
     problems = check(wanted)
@@ -201,18 +194,13 @@ def plan(node, wanted, stack):
     lists_missing = [item['uri'] for item in lists if not item.get('exists')]
     if not result['changes'] and lists_missing:
         result.change('refresh the apt lists of the ROCm sources', 'apt has no list for %s' % ', '.join(lists_missing))
-    # A host whose apt never refreshed its lists gets them all refreshed once (python3-apt comes from them).
+    # A host whose apt never refreshed its lists gets them all refreshed once where its archive answers (ROCm's
+    # packages need the distribution's libraries); where it does not, only ROCm's (preflight said what that means).
     apt = node.get('apt') or {}
-    result['refresh_scope'] = 'all' if apt.get('lists_empty') and not python_apt.get('installed') else 'sources'
+    archive = apt.get('archive') or {}
+    result['refresh_scope'] = 'all' if apt.get('lists_empty') and archive.get('reachable', True) else 'sources'
     if result['refresh_scope'] == 'all' and not result['changes']:
-        result.change('refresh all apt lists', 'apt has none yet and python3-apt must come from them')
+        result.change('refresh all apt lists', 'apt has none yet')
     result['refresh'] = bool(result['changes'])
     result['apply'] = 'present' if result['changes'] else None
-    _python_apt(result, python_apt)
     return result
-
-
-def _python_apt(result, policy):
-    if not policy.get('installed'):
-        result['python3_apt'] = 'install'
-        result.change('install python3-apt', "Ansible's apt module needs it")

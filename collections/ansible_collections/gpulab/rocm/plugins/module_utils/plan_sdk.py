@@ -12,7 +12,7 @@ import re
 import time
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support, rocm_packages, rocm_release
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, apt_ready
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
 
 # The distribution's own ROCm packages per OS (rocm-reference.md section 9): Debian 13's are resolved against its
 # real archive in the distro scenario (test_distro_defaults.py), Ubuntu 24.04's follow its package index.
@@ -81,7 +81,7 @@ def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
     package change comes from there. check_mode: packages apt does not offer are a notice, not a refusal (the
     repository may not be configured yet).
 
-    Returns the Plan: refresh_after (probe sections to read again after the package change), download_args,
+    Returns the Plan: refresh_after (probe sections to read again after the package change),
     repair (finish an interrupted dpkg run), refresh_lists (distro source, stale lists), query
     (names to look up), packages (rocm_packages.plan's result once candidates are known), alternative (the release
     /opt/rocm must point at), holds {name: hold|install}.
@@ -99,8 +99,8 @@ def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
     pending = node.get('dpkg_pending') or {}
     result.update(repair=bool(pending.get('packages') or pending.get('journal')), refresh_lists=False, query=[],
                   packages=None, alternative=None, set_alternative=None, holds={}, orphans_before=None,
-                  purge_orphans=[], orphan_check=False, refresh_after=[], download_args=[],
-                  gfx_targets=package_spec['kdb_targets'], apt_ready=apt_ready(node),
+                  purge_orphans=[], orphan_check=False, refresh_after=[],
+                  gfx_targets=package_spec['kdb_targets'],
                   spec=package_spec)
     if result['repair']:
         result.change('finish the interrupted dpkg run', 'packages left half installed: %s'
@@ -194,10 +194,6 @@ def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
             touched.update(item.split('=', 1)[0] for item in result['packages'][key])
     blocked = [name for name in held if name in touched]
     result['allow_held'] = bool(wanted.get('hold'))
-    if result['packages']:
-        # apt-get install --download-only's arguments after its fixed options (packages.yml).
-        result['download_args'] = (['--allow-change-held-packages'] if result['allow_held'] else []) + list(
-            result['packages']['install'])
     if blocked and not wanted.get('hold'):
         raise PlanError('rocm_sdk: %s %s held (apt-mark hold) and the wanted change moves or removes %s; the role '
                         'leaves holds it does not own alone. Release the hold (apt-mark unhold %s) or set '

@@ -43,9 +43,8 @@ CONTRACT = {
             'apply': 'V(present) (install key, sources, pin), V(absent) (remove them) or V(none).',
             'contents': 'The sources and pin files to write, path to content.',
             'remove': 'Paths to remove (old sources, the key when absent).',
-            'refresh_scope': 'The sources files whose lists the one refresh reads.',
-            'refresh_all_lists': 'Whether apt has no list at all, so every list is refreshed once.',
-            'python3_apt': "V(install) when Ansible's apt module lacks python3-apt, else V(none).",
+            'refresh_scope': "V(sources) (only the lists of the ROCm sources) or V(all) (every list once, where apt has none "
+                             'yet and the archive answers).',
         },
     },
     'driver': {
@@ -55,7 +54,6 @@ CONTRACT = {
             'why_not': 'Why it does not, when it does not.',
             'install': 'Packages to install (amdgpu-dkms and the kernel headers); empty when in place.',
             'reboot': 'C(allowed) (whether the role may reboot this host) and C(reason).',
-            'apt_ready': "Whether Ansible's apt module can run now (python3-apt is installed).",
             'unbound': 'AMD GPUs that amdgpu does not drive (read again after the reboot).',
             'reboot_pending': 'The installed driver is not the loaded one and no reboot was marked (a run killed '
                               'between the install and its reboot step): reboot or mark it now.',
@@ -71,13 +69,11 @@ CONTRACT = {
             'packages': 'The package change once the candidates are known: install, prepurge, purge, download_first, '
                         'unpublished; null before.',
             'refresh_after': 'Probe sections to read again after the package change.',
-            'download_args': "apt-get install --download-only's arguments after its fixed options.",
             'purge_orphans': 'Dependencies only the purged distribution packages needed, to remove.',
             'alternative': 'The release /opt/rocm must point at now, or null.',
             'set_alternative': 'The release /opt/rocm is set to after a package change (side by side), or null.',
             'allow_held': 'Whether apt may change held packages (rocm_sdk_hold owns the holds).',
             'holds': 'Package name to V(hold) for the holds to set.',
-            'apt_ready': "Whether Ansible's apt module can run now (python3-apt is installed).",
         },
     },
     'access': {

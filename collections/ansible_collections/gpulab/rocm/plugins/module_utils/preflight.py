@@ -30,6 +30,38 @@ def _link_text(link):
     return text
 
 
+def distribution_needs(apt, stack, wants_driver):
+    """What the plan must get from the distribution's own archive (not AMD's sources): the running kernel's headers
+    where the driver is built and they are missing, and the distribution's ROCm with rocm_install_source distro."""
+    needs = []
+    headers = (apt.get('policy') or {}).get(apt.get('headers_package')) if wants_driver else None
+    if headers is not None and not headers.get('installed'):
+        needs.append(apt['headers_package'])
+    if stack['install_source'] == 'distro':
+        needs.append("the distribution's ROCm packages (rocm_install_source distro)")
+    return needs
+
+
+def distribution_lists(apt, needs):
+    """(problems, warnings) for a host whose apt has no lists yet. Where its archive answers, the first refresh
+    brings them. Where it does not, the run goes on only when nothing the plan needs comes from it: rocm_repo then
+    refreshes AMD's lists only, and rocm_sdk's install asks apt (apt-get --simulate) before it changes anything,
+    stopping with apt's line naming any dependency no reachable source offers."""
+    if not apt.get('lists_empty'):
+        return [], []
+    archive = apt.get('archive') or {}
+    if archive.get('reachable', True):
+        return [], ['apt has no package lists yet (apt-get update never ran): rocm_repo refreshes them all once']
+    error = archive.get('error') or 'apt-get update failed'
+    if needs:
+        return ['apt has no package lists yet and the host\'s own package archive cannot be reached (%s), but the '
+                'plan needs from it: %s. Make the distribution\'s archive (or a mirror of it) reachable, then run '
+                'again' % (error, ', '.join(needs))], []
+    return [], ['the host\'s own package archive cannot be reached (%s) and apt has no lists of it: only the ROCm '
+                'sources are refreshed, and every package must come from them or be installed already (the install '
+                'asks apt-get --simulate first and stops naming what no reachable source offers)' % error]
+
+
 def plan(node, wanted, stack):
     """wanted: gpus_required, unsupported_gpu (fail|warn), degraded_link (fail|warn|ignore), min_free_gb.
 
@@ -84,22 +116,9 @@ def plan(node, wanted, stack):
         warnings.append('%s is not in the apt sources: DKMS cannot build amdgpu for the running kernel; install '
                         'the headers or boot a kernel that has them' % apt.get('headers_package'))
 
-    python_apt = policy.get('python3-apt')
-    if python_apt is not None and not python_apt.get('installed') and not python_apt.get('candidate'):
-        archive = apt.get('archive') or {}
-        if apt.get('lists_empty') and archive.get('reachable'):
-            warnings.append('apt has no package lists yet (apt-get update never ran): rocm_repo refreshes them all '
-                            'once, then installs python3-apt')
-        elif apt.get('lists_empty'):
-            problems.append('python3-apt is not installed, apt has no package lists yet, and the host\'s package '
-                            'sources cannot be reached (%s); Ansible\'s apt module needs python3-apt. Make the '
-                            'distribution\'s archive (or a mirror of it) reachable, or install python3-apt by hand, '
-                            'then run again' % (archive.get('error') or 'apt-get update failed'))
-        else:
-            problems.append('python3-apt is not installed and the host\'s apt sources offer no candidate for it '
-                            '(apt-cache policy python3-apt: Candidate: (none)); Ansible\'s apt module needs it. Install '
-                            'it, or make the distribution\'s archive (or a mirror of it) reachable and run apt-get '
-                            'update, then run again')
+    lists_problems, lists_warnings = distribution_lists(apt, distribution_needs(apt, stack, wants_driver))
+    problems += lists_problems
+    warnings += lists_warnings
     if apt.get('policy_error'):
         warnings.append('apt-cache reported a problem with the apt sources: %s' % apt['policy_error'].splitlines()[-1])
 

@@ -16,7 +16,7 @@ description:
   - Reads a node's state in one module run - OS and kernel, the installed packages with their holds and any
     interrupted dpkg run, the apt sources, pin and keyrings the roles manage and whether apt has their lists, the
     GPU users with their groups and the C(gpulab.rocm) block of their C(~/.bashrc), C(adduser.conf), the
-    C(/opt/rocm) alternative, the linker cache, free disk, Secure Boot, whether C(python3-apt) and the kernel
+    C(/opt/rocm) alternative, the linker cache, free disk, Secure Boot, whether the kernel
     headers are installed or installable, the GPUs on the PCI bus (M(gpulab.rocm.gpu_pci_facts)) and what
     C(rocminfo), C(rocm-smi) and C(amd-smi) report; on request, the container engines and their GPU settings.
   - Changes nothing. M(gpulab.rocm.plan) runs it once per host and keeps the result as C(gpulab_node); the roles
@@ -277,7 +277,7 @@ class Probe(object):
         if packages is None:
             self.packages()
             packages = self.node['packages']
-        wanted = ['python3-apt']
+        wanted = []
         gpu_pci = self.node.get('gpu_pci') or {}
         kernel = os.uname()[2]
         headers = 'linux-headers-' + kernel
@@ -293,15 +293,14 @@ class Probe(object):
             policy[name] = {'installed': None, 'candidate': 'listed' if name in listed else None}
         apt['policy'] = policy
         apt['lists_empty'] = not ns.has_package_lists('/')
-        missing = policy.get('python3-apt') or {}
-        if not missing.get('installed') and not missing.get('candidate') and apt['lists_empty']:
+        if apt['lists_empty']:
             apt['archive'] = self.archive_reachable()
         self.node['apt'] = apt
 
     def archive_reachable(self):
         """Whether apt reaches the host's own package sources: their Release files fetched into a folder of the
         probe's (the host's lists stay as they are), with apt's own proxy and TLS settings. Only on a host whose
-        lists are empty, to tell whether the first refresh will bring python3-apt."""
+        lists are empty, to tell whether the first refresh can bring the distribution's packages."""
         workdir = tempfile.mkdtemp(prefix='gpulab-probe-apt-')
         try:
             os.chmod(workdir, 0o755)

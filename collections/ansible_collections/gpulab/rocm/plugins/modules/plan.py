@@ -149,12 +149,6 @@ apply:
   - 'Phase repo: V(present) (install key, sources, pin), V(absent) (remove them) or V(none).'
   returned: for the phase repo
   type: raw
-apt_ready:
-  description:
-  - 'Phase driver: Whether Ansible''s apt module can run now (python3-apt is installed).'
-  - 'Phase sdk: Whether Ansible''s apt module can run now (python3-apt is installed).'
-  returned: for the phases driver, sdk
-  type: raw
 args:
   description:
   - 'Phase validate: gpu_bench.py''s arguments after the script and --output (benchmarks and their settings).'
@@ -196,11 +190,6 @@ dirs:
   - 'Phase containers: Folders of the CDI spec and daemon.json to make.'
   - 'Phase metrics: Folders of the writer, its configuration, the textfile and node_exporter''s drop-in.'
   returned: for the phases modules, containers, metrics
-  type: raw
-download_args:
-  description:
-  - 'Phase sdk: apt-get install --download-only''s arguments after its fixed options.'
-  returned: for the phase sdk
   type: raw
 dropin:
   description:
@@ -293,11 +282,6 @@ purge_orphans:
   - 'Phase sdk: Dependencies only the purged distribution packages needed, to remove.'
   returned: for the phase sdk
   type: raw
-python3_apt:
-  description:
-  - 'Phase repo: V(install) when Ansible''s apt module lacks python3-apt, else V(none).'
-  returned: for the phase repo
-  type: raw
 query:
   description:
   - 'Phase sdk: Package names to ask apt about (its candidates decide the package change).'
@@ -329,11 +313,6 @@ refresh_after:
   - 'Phase sdk: Probe sections to read again after the package change.'
   returned: for the phase sdk
   type: raw
-refresh_all_lists:
-  description:
-  - 'Phase repo: Whether apt has no list at all, so every list is refreshed once.'
-  returned: for the phase repo
-  type: raw
 refresh_lists:
   description:
   - 'Phase sdk: Whether the distribution''s lists are refreshed before asking apt.'
@@ -341,7 +320,8 @@ refresh_lists:
   type: raw
 refresh_scope:
   description:
-  - 'Phase repo: The sources files whose lists the one refresh reads.'
+  - 'Phase repo: V(sources) (only the lists of the ROCm sources) or V(all) (every list once, where apt has none
+    yet and the archive answers).'
   returned: for the phase repo
   type: raw
 remove:

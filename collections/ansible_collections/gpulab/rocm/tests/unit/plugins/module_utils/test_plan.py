@@ -75,10 +75,18 @@ def test_a_fresh_host_plans_the_repository():
     plan = plan_repo.plan(node, repo_wanted(node), inputs())
     changes = [item["change"] for item in plan["changes"]]
     assert changes == ["write /etc/apt/sources.list.d/rocm.list", "write /etc/apt/preferences.d/rocm-pin-600",
-                       "install the signing key /etc/apt/keyrings/rocm.gpg", "install python3-apt"]
-    assert plan["refresh_scope"] == "all" and plan["apply"] == "present" and plan["python3_apt"] == "install"
+                       "install the signing key /etc/apt/keyrings/rocm.gpg"]
+    assert plan["refresh_scope"] == "all" and plan["apply"] == "present"
     assert " noble main\n" in plan["files"][ns.SOURCES_FILE]  # Debian 13 uses AMD's noble suite
     assert ns.AMDGPU_SOURCES_FILE not in plan["files"]  # a container: no driver
+
+
+def test_a_host_whose_archive_is_unreachable_refreshes_only_the_rocm_lists():
+    # The lent Ubuntu machine: no lists, the archive unreachable; refreshing every list would fail on it.
+    node = probe(FRESH)
+    node["apt"] = dict(node["apt"], lists_empty=True, archive={"reachable": False, "error": "W: Failed to fetch"})
+    plan = plan_repo.plan(node, repo_wanted(node), inputs())
+    assert plan["refresh_scope"] == "sources" and plan["apply"] == "present"
 
 
 def test_a_fresh_host_plans_packages_groups_and_environment():

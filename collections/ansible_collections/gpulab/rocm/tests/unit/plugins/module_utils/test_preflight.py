@@ -117,26 +117,40 @@ def test_disk_that_cannot_be_read_is_a_problem():
     assert len(problems) == 1 and "free space on the filesystem of /opt is unknown" in problems[0]
 
 
-def test_python3_apt_on_a_fresh_host_with_a_reachable_archive():
+def test_a_fresh_host_with_a_reachable_archive_warns_that_every_list_is_refreshed():
     node = probe("trixie-fresh-no-apt-lists.json")
     result = verdict(node, gpus_required=False)
     assert result["problems"] == []
     assert any("apt has no package lists yet" in n for n in result["notices"])
 
 
-def test_python3_apt_missing_and_not_installable_stops_preflight():
-    # Issue 10, bug 5, on the lent Ubuntu 24.04 machine's real probe: no apt lists, no python3-apt, no route out.
-    # The old roles passed preflight there, wrote the key, then failed in the apt module.
+def test_an_unreachable_archive_warns_when_the_plan_needs_nothing_from_it():
+    # The lent Ubuntu 24.04 machine's real probe: no apt lists, no python3-apt, no route out. In a container no
+    # driver (and no kernel headers) is wanted, and AMD's sources bring every ROCm package: the run goes on.
     node = probe("ubuntu24.04-h200-no-apt-lists-no-route.json")
     result = verdict(node, {"rocm_gpu_users": []}, gpus_required=False, min_free_gb=1)
-    assert len(result["problems"]) == 1, result["problems"]
-    assert result["problems"][0].startswith("python3-apt is not installed, apt has no package lists yet, and the "
-                                            "host's package sources cannot be reached")
-    assert "UBUNTU-SECURITY" in result["problems"][0]
-    # Lists present, yet no candidate: the same stop, with the fix.
-    node["apt"]["lists_empty"] = False
-    assert "offer no candidate" in verdict(node, {"rocm_gpu_users": []}, gpus_required=False,
-                                           min_free_gb=1)["problems"][0]
+    assert result["problems"] == [], result["problems"]
+    notice = [n for n in result["notices"] if "archive cannot be reached" in n]
+    assert len(notice) == 1 and "UBUNTU-SECURITY" in notice[0] and "only the ROCm sources" in notice[0]
+    assert not any("python3-apt" in text for text in result["notices"] + result["problems"])
+
+
+def test_an_unreachable_archive_stops_when_the_plan_needs_packages_from_it():
+    node = probe("ubuntu24.04-h200-no-apt-lists-no-route.json")
+    result = verdict(node, {"rocm_gpu_users": [], "rocm_install_source": "distro"}, gpus_required=False,
+                     min_free_gb=1)
+    assert len(result["problems"]) == 1
+    assert "the plan needs from it: the distribution's ROCm packages" in result["problems"][0]
+    apt = {"lists_empty": True, "archive": {"reachable": False, "error": "E: x"}, "headers_package": "linux-headers-6.8",
+           "policy": {"linux-headers-6.8": {"installed": None, "candidate": None}}}
+    needs = preflight.distribution_needs(apt, {"install_source": "amd"}, True)
+    assert needs == ["linux-headers-6.8"]
+    problems, warnings = preflight.distribution_lists(apt, needs)
+    assert warnings == [] and "needs from it: linux-headers-6.8" in problems[0]
+    assert preflight.distribution_lists(dict(apt, lists_empty=False), needs) == ([], [])
+    # Installed headers are not needed from the archive.
+    apt["policy"]["linux-headers-6.8"]["installed"] = "6.8.0-1"
+    assert preflight.distribution_needs(apt, {"install_source": "amd"}, True) == []
 
 
 def test_unknown_users_are_problems():
