@@ -76,8 +76,11 @@ class ActionModule(ActionBase):
         key = _digest([phase, args['wanted'], inputs, args['probe'], host])
         memo = (node.get('plans') or {}).get(phase) or {}
         if not args['refresh'] and passes.still_holds(memo, key, node.get('read_at')):
-            # Planned from these very inputs, and nothing was read again since: the plan pass's plan.
-            return self._planned(result, phase, dict(memo['plan'], planned_in='plan pass'), node, run, inputs)
+            # Planned from these very inputs, and nothing was read again since: the plan pass's plan. The host fact
+            # is left as it is (no copy of it goes back: the cheap path of a converged run).
+            result = self._planned(result, phase, dict(memo['plan'], planned_in='plan pass'), node, run, inputs)
+            del result['ansible_facts']
+            return result
 
         # What to read again before planning: everything for a new node or 'all', else the sections named.
         refresh = args['refresh']
