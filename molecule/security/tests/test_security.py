@@ -74,9 +74,15 @@ def words(run):
 
 def test_hostile_bashrc_files_are_notices_not_failures(host):
     # Item 1: dave's 64 GiB sparse ~/.bashrc was read whole by the probe (OOM, "Module result deserialization
-    # failed"). Item 2: erin's link to '/tmp/\xff' made ansible-core refuse the probe's reply. Item 5: frank's block
-    # with END on its last line got a second block appended, keeping the old HSA_OVERRIDE_GFX_VERSION.
-    run = env_run()
+    # failed"). Item 2: erin's link to '/tmp/\xff' made ansible-core refuse the probe's reply (made here, not in
+    # prepare.yml: the snapshot of the other tests reads link targets as text). Item 5: frank's block with END on
+    # its last line got a second block appended, keeping the old HSA_OVERRIDE_GFX_VERSION.
+    host.check_output("cp -p /home/erin/.bashrc /root/erin.bashrc && runuser -u erin -- python3 -c "
+                      "\"import os; os.remove('/home/erin/.bashrc'); os.symlink(b'/tmp/\\xff', b'/home/erin/.bashrc')\"")
+    try:
+        run = env_run()
+    finally:
+        host.check_output("rm /home/erin/.bashrc && mv /root/erin.bashrc /home/erin/.bashrc")
     assert run.rc == 0 and run.changed(NODE) == 0, run
     text = words(run)
     assert "/home/dave/.bashrc is larger than 4 MiB, more than the probe reads: not changed" in text, run
