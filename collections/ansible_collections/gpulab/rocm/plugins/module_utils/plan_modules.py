@@ -128,7 +128,13 @@ def plan(node, wanted, stack):
     if target is not None and target not in probed:
         raise PlanError('rocm_modules: the probe has not read %s (planner.probe_needs names it)' % target)
     for root in sorted(probed):
-        _reconcile(probed[root], root, wanted_files if root == target else {}, result, present)
+        if not present:
+            why = 'rocm_modules_state is absent'
+        elif root != target:
+            why = 'the modulefiles go to %s now' % target if target else 'no modulefiles are written (see the notice)'
+        else:
+            why = None
+        _reconcile(probed[root], root, wanted_files if root == target else {}, result, why)
     _linker_notices(node, result)
     return result
 
@@ -171,8 +177,9 @@ def _dirs(probed, target, result):
                             % (path, state.get('type'), state.get('uid'), state.get('mode')))
 
 
-def _reconcile(entry, root, wanted_files, result, present):
-    """Write what differs, remove the role's own files that are no longer wanted, leave the lab's alone."""
+def _reconcile(entry, root, wanted_files, result, why):
+    """Write what differs, remove the role's own files that are no longer wanted (why: the reason, when the whole
+    folder is no longer the role's), leave the lab's alone."""
     existing = entry.get('files') or {}
     for name, state in sorted(existing.items()):
         path = '%s/rocm/%s' % (root, name)
@@ -181,8 +188,8 @@ def _reconcile(entry, root, wanted_files, result, present):
             continue
         if ours:
             result['remove'].append(path)
-            result.change('remove %s' % path, 'rocm_modules_state is absent' if not present else
-                          'no such release under /opt any more' if name != '.version' else 'no default release')
+            result.change('remove %s' % path, why or ('no such release under /opt any more' if name != '.version'
+                                                      else 'no default release'))
     for path, content in sorted(wanted_files.items()):
         state = existing.get(path.rsplit('/', 1)[1]) or {}
         if state.get('exists') and not (state.get('type') == 'file' and modulefile.is_ours(state.get('content'))):

@@ -158,6 +158,8 @@ def test_a_switch_of_tool_moves_the_files(tmp_path):
     assert result["tool"] == "environment-modules"
     assert sorted(result["files"]) == [ENVMOD + "/rocm/.version", ENVMOD + "/rocm/6.2.0", ENVMOD + "/rocm/6.2.4"]
     assert sorted(result["remove"]) == [LMOD + "/rocm/.version", LMOD + "/rocm/6.2.0", LMOD + "/rocm/6.2.4"]
+    assert {"change": "remove %s/rocm/6.2.0" % LMOD, "reason": "the modulefiles go to %s now" % ENVMOD} in result[
+        "changes"]
 
 
 def test_the_hsa_override_is_the_login_environments_for_each_release(tmp_path):
