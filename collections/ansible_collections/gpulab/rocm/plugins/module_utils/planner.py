@@ -184,6 +184,9 @@ CONTRACT = {
 }
 PHASES = tuple(CONTRACT)
 SECTIONS = dict((phase, entry['sections']) for phase, entry in CONTRACT.items())
+# Probe sections that describe what packages put on the host: read again when 'packages' was read after them (a
+# package change of rocm_sdk after the plan pass), so the later phase plans from the releases now installed.
+DERIVED_FROM_PACKAGES = ('modules',)
 
 
 def refusals(phase, plan):
@@ -200,6 +203,10 @@ def probe_needs(phase, node, wanted, stack, fresh=()):
     that has Slurm anew (it is live: a Slurm play of the same run may have changed it), and nowhere else.
     """
     missing = [section for section in SECTIONS[phase] if section not in (node.get('sections') or [])]
+    read_at = node.get('read_at') or {}
+    missing += [section for section in DERIVED_FROM_PACKAGES
+                if section in SECTIONS[phase] and section not in missing and section not in fresh
+                and read_at.get('packages', 0) > read_at.get(section, 0)]
     if phase == 'report' and ('slurm' in missing or ((node.get('slurm') or {}).get('binaries') or {}).get('scontrol')):
         missing += [section for section in ('slurm', 'slurm_state') if section not in fresh and section not in missing]
     # The health check's last result is live too where rocm_health planned in this run (it may have just run it).

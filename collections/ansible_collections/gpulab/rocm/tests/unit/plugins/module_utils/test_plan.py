@@ -272,6 +272,17 @@ def test_probe_needs_of_a_phase():
                                inputs()) == {"sections": ["paths"], "paths": ["/scratch/mio", "/scratch"]}
 
 
+def test_the_installed_releases_are_read_again_after_a_package_change():
+    # The plan pass reads the modules section before rocm_sdk installs anything; once rocm_sdk read 'packages'
+    # again after its change, the modules phase must plan from the releases installed now, not from the plan pass's.
+    sections = list(planner.SECTIONS["modules"])
+    stale = {"sections": sections, "read_at": dict((section, 1) for section in sections), "modules": {"dirs": {}}}
+    assert planner.probe_needs("modules", stale, {}, inputs()) is None
+    stale["read_at"]["packages"] = 3
+    assert planner.probe_needs("modules", stale, {}, inputs()) == {"sections": ["modules"]}
+    assert planner.probe_needs("modules", stale, {}, inputs(), fresh={"modules"}) is None
+
+
 def test_a_keyring_with_more_than_public_keys_is_replaced():
     # Issue 15, item 5: a trusted key followed by secret-key packets passed the old fingerprint check.
     node = copy.deepcopy(probe(CONVERGED))
