@@ -45,8 +45,9 @@ def distribution_needs(apt, stack, wants_driver):
 def distribution_lists(apt, needs):
     """(problems, warnings) for a host whose apt has no lists yet. Where its archive answers, the first refresh
     brings them. Where it does not, the run goes on only when nothing the plan needs comes from it: rocm_repo then
-    refreshes AMD's lists only, and rocm_sdk's install asks apt (apt-get --simulate) before it changes anything,
-    stopping with apt's line naming any dependency no reachable source offers."""
+    refreshes AMD's lists only, and where a dependency of AMD's packages is in no reachable source, rocm_sdk's one
+    apt transaction stops before any package changes (apt resolves it whole before downloading) with apt's line
+    naming it."""
     if not apt.get('lists_empty'):
         return [], []
     archive = apt.get('archive') or {}
@@ -58,8 +59,8 @@ def distribution_lists(apt, needs):
                 'plan needs from it: %s. Make the distribution\'s archive (or a mirror of it) reachable, then run '
                 'again' % (error, ', '.join(needs))], []
     return [], ['the host\'s own package archive cannot be reached (%s) and apt has no lists of it: only the ROCm '
-                'sources are refreshed, and every package must come from them or be installed already (the install '
-                'asks apt-get --simulate first and stops naming what no reachable source offers)' % error]
+                'sources are refreshed, and every package must come from them or be installed already (if one cannot, the '
+                'install stops before any package changes, with apt\'s line naming it)' % error]
 
 
 def plan(node, wanted, stack):
