@@ -110,9 +110,11 @@ class ActionModule(ActionBase):
             result['ansible_facts'] = {'gpulab_node': dict(node, run=run)}
             return result
 
-        if in_pass:
+        # A phase that refuses by listing its problems (preflight) keeps them for the gate, in a pass or alone.
+        refused = planner.refusals(phase, plan)
+        if in_pass or refused:
             node['pass'] = passes.record(plan_pass, phase, [item['change'] for item in plan.get('changes') or []],
-                                         planner.refusals(phase, plan))
+                                         refused)
         memo = {'key': key, 'read_at': node.get('read_at') or {}, 'plan': plan}
         node['plans'] = dict(node.get('plans') or {}, **{phase: memo})
         return self._planned(result, phase, plan, node, run, inputs)
