@@ -48,8 +48,11 @@ login() {  # login NAME: what the GPU user's login shell sees
     echo "torch rc=$?"' > "$OUT/login-$1.txt" 2>&1
 }
 
+# The server holds none of the command's output open (the device tool waits for every holder), and stops with it.
 python3 tests/harness/mirror/serve.py --root .cache/mirror/www --port-file /tmp/mirror.port --faults /dev/null \
-  2>"$OUT/mirror.log" &
+  </dev/null >"$OUT/mirror.log" 2>&1 &
+mirror_pid=$!
+trap 'kill "$mirror_pid" 2>/dev/null' EXIT
 for _ in $(seq 50); do [ -s /tmp/mirror.port ] && break; sleep 0.1; done
 export GPULAB_MIRROR_URL=http://127.0.0.1:$(cat /tmp/mirror.port)
 GPULAB_MIRROR_FINGERPRINT=$(cat .cache/mirror/www/fingerprint); export GPULAB_MIRROR_FINGERPRINT
