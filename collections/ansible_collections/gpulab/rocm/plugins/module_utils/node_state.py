@@ -71,6 +71,9 @@ def parse_os_release(text):
     }
 
 
+SUDO_PATHS = ('/usr/bin/sudo', '/bin/sudo', '/usr/sbin/sudo', '/usr/local/bin/sudo')
+
+
 def os_facts(root='/', uname_release=None, machine=None):
     """OS, kernel and architecture; 'version' is what apt suites are keyed on (12 for Debian, 22.04 for Ubuntu)."""
     info = parse_os_release(read_text(at(root, '/etc/os-release')) or read_text(at(root, '/usr/lib/os-release')))
@@ -85,6 +88,9 @@ def os_facts(root='/', uname_release=None, machine=None):
         architecture=_ARCHES.get(machine or '', machine),
         machine_id=(read_text(at(root, '/etc/machine-id')) or '').strip() or None,
         euid=os.geteuid() if hasattr(os, 'geteuid') else None,
+        # Whether sudo is installed: the roles write users' files as the user, through sudo or else su (root needs
+        # no password for either; a minimal Ubuntu or Debian host may lack sudo).
+        sudo=any(os.path.isfile(at(root, path)) and os.access(at(root, path), os.X_OK) for path in SUDO_PATHS),
     )
     return info
 

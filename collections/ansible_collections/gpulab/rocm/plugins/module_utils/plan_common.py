@@ -37,3 +37,9 @@ def file_matches(current, content, mode='0644', uid=0, gid=0):
     return (current.get('type') == 'file' and current.get('sha1') == sha1(content)
             and (mode is None or current.get('mode') == mode)
             and (uid is None or current.get('uid') == uid) and (gid is None or current.get('gid') == gid))
+
+
+def user_become_method(node):
+    """How a task becomes a GPU user to write that user's files: sudo where the host has it, else su (root runs
+    either without a password). A probe from before this key was read assumes sudo, as the roles always did."""
+    return 'ansible.builtin.sudo' if (node.get('os') or {}).get('sudo', True) else 'ansible.builtin.su'

@@ -22,7 +22,9 @@ from collections import OrderedDict
 from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support
 from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import json_too_deep
 from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, file_matches
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import (
+    Plan, PlanError, file_matches, user_become_method,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.stack import USER_NAME_RE
 
 ENGINES = ('podman', 'docker')
@@ -293,7 +295,8 @@ def plan(node, wanted, stack):
     result = Plan('containers')
     result.update(skip=None, install=[], dirs=[], spec={}, spec_remove=[], daemon_json={}, daemon_json_mode='0644',
                   restart_docker=False, gpus=[], cdi=None, subids=[],
-                  check={'engines': [], 'users': [], 'cases': {}, 'gids': {}, 'image': CHECK_IMAGE, 'busybox': BUSYBOX})
+                  check={'engines': [], 'users': [], 'cases': {}, 'gids': {}, 'image': CHECK_IMAGE, 'busybox': BUSYBOX,
+                         'become_method': user_become_method(node)})
     if not wanted.get('enabled'):
         result['skip'] = 'rocm_containers_enabled is false'
         return result

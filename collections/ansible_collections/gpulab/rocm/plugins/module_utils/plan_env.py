@@ -14,7 +14,9 @@ import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support
 from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, file_matches
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import (
+    Plan, PlanError, file_matches, user_become_method,
+)
 
 try:
     from shlex import quote
@@ -128,7 +130,8 @@ def plan(node, wanted, stack):
     """
     result = Plan('env')
     present = wanted.get('state', 'present') == 'present'
-    result.update(files={}, remove=[], ldconfig=False, miopen_dir=None, bashrc={}, variables={})
+    result.update(files={}, remove=[], ldconfig=False, miopen_dir=None, bashrc={}, variables={},
+                  become_method=user_become_method(node))
     files = node.get('files') or {}
     if present:
         problems = check(wanted)

@@ -93,6 +93,8 @@ CONTRACT = {
             'ldconfig': 'Whether the linker cache is rebuilt.',
             'miopen_dir': 'The shared MIOpen folder to make, or null.',
             'bashrc': "User to the block of their ~/.bashrc (null: remove it), written as the user.",
+            'become_method': 'How the tasks become each user to write their file: V(ansible.builtin.sudo) where the '
+                             'host has sudo, else V(ansible.builtin.su).',
         },
     },
     'modules': {
@@ -117,7 +119,7 @@ CONTRACT = {
             'daemon_json': "Docker's merged daemon.json to write, path to content.",
             'daemon_json_mode': 'The mode daemon.json keeps.',
             'restart_docker': 'Whether dockerd is restarted to read the CDI setting.',
-            'check': 'The container check: engines, users, cases, gids, image, busybox.',
+            'check': 'The container check: engines, users, cases, gids, image, busybox, become_method (sudo or su).',
         },
     },
     'health': {

@@ -159,9 +159,16 @@ bashrc:
   - 'Phase env: User to the block of their ~/.bashrc (null: remove it), written as the user.'
   returned: for the phase env
   type: raw
+become_method:
+  description:
+  - 'Phase env: How the tasks become each user to write their file: V(ansible.builtin.sudo) where the host has sudo,
+    else V(ansible.builtin.su).'
+  returned: for the phase env
+  type: raw
 check:
   description:
-  - 'Phase containers: The container check: engines, users, cases, gids, image, busybox.'
+  - 'Phase containers: The container check: engines, users, cases, gids, image, busybox, become_method (sudo or
+    su).'
   returned: for the phase containers
   type: raw
 contents:

@@ -442,3 +442,21 @@ def test_bad_driver_package_names_are_refused_where_the_driver_is_not_wanted_too
                          inputs())
     assert plan_driver.plan(node, {"packages": ["amdgpu-dkms"], "headers_package": "auto", "reboot": True},
                             inputs())["wanted"] is False
+
+
+def test_users_files_are_written_through_su_where_the_host_has_no_sudo(tmp_path):
+    # Seen on the lent Ubuntu 24.04 host (docs/device-runs.md): no sudo, so becoming a GPU user through sudo failed
+    # ("sudo: not found") when the bashrc block was written. The probe says whether sudo is there; the plan picks.
+    from ansible_collections.gpulab.rocm.plugins.module_utils import plan_common
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "os-release").write_text('ID=ubuntu\nNAME="Ubuntu"\nVERSION_ID="24.04"\n')
+    bare = ns.os_facts(str(tmp_path), "6.8.0", "x86_64")
+    assert bare["sudo"] is False
+    assert plan_common.user_become_method({"os": bare}) == "ansible.builtin.su"
+    (tmp_path / "usr" / "bin").mkdir(parents=True)
+    (tmp_path / "usr" / "bin" / "sudo").write_text("#!/bin/sh\n")
+    (tmp_path / "usr" / "bin" / "sudo").chmod(0o755)
+    assert ns.os_facts(str(tmp_path), "6.8.0", "x86_64")["sudo"] is True
+    assert plan_common.user_become_method({"os": ns.os_facts(str(tmp_path))}) == "ansible.builtin.sudo"
+    # A probe from before the key existed: the roles keep using sudo, as they always did.
+    assert plan_common.user_become_method({"os": {}}) == "ansible.builtin.sudo"
