@@ -85,8 +85,8 @@ CONTRACT = {
         },
     },
     'env': {
-        # Plus the users' dotfiles and the MIOpen folder (plan_env.probe_needs).
-        'sections': ('files', 'users', 'ldconfig', 'gpus'),
+        # Plus the users' dotfiles and the MIOpen folder (plan_env.probe_needs); 'os' for whether sudo is there.
+        'sections': ('os', 'files', 'users', 'ldconfig', 'gpus'),
         'keys': {
             'files': 'Root-owned files to write, path to content (profile.d, ld.so.conf.d).',
             'remove': 'Root-owned files to remove.',
