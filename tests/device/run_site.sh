@@ -74,7 +74,11 @@ snapshot "$OUT/snapshot-before.txt"
 
 # 1. site.yml end to end on the cold host, then again: changed=0.
 check "site.yml converges (cold)" site site-1
+cp "$OUT/fleet-report/fleet-report.json" "$OUT/fleet-report-1.json" 2>/dev/null
 site site-2
+# What the second run's report changed, if anything (the report holds no timestamp: only the fleet changes it).
+diff <(python3 -m json.tool "$OUT/fleet-report-1.json") <(python3 -m json.tool "$OUT/fleet-report/fleet-report.json") \
+  > "$OUT/fleet-report-diff.txt"
 check "site.yml second run changed=0" grep -qE '^lent-gpu +: .*changed=0 .*failed=0' "$OUT/site-2.log"
 check "python3-apt still absent" bash -c '! dpkg -s python3-apt >/dev/null 2>&1'
 check "the ROCm packages are installed" bash -c "dpkg-query -W -f '\${db:Status-Abbrev} \${Package}\n' rocm-core rocminfo | grep -c '^ii ' | grep -qx 2"
