@@ -12,24 +12,16 @@ __metaclass__ = type
 
 import re
 
+# The health check's readings of a node's Slurm state and reason, and of slurmd's -N: one copy.
+from ansible_collections.gpulab.rocm.plugins.module_utils.health_slurm import (
+    _DRAINED as DRAINED, _SLURMD_N, flags, own_reason,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
 
 MARK = 'gpulab: maintenance:'
 DRAIN_REASON = 'gpulab: maintenance: upgrade'
 REBOOT_REASON = 'gpulab: maintenance: reboot'
-_DRAINED = frozenset(['DRAIN', 'DRAINED', 'DRAINING', 'DOWN', 'FAIL', 'FAILING'])
-_SLURMD_N = re.compile(r'^\s*SLURMD_OPTIONS=["\']?[^"\'\n]*?-N\s*([A-Za-z0-9_.-]+)', re.M)
-_NODE_NAME = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,127}')
-
-
-def flags(state):
-    """'IDLE+DRAIN' -> {'IDLE', 'DRAIN'}; 'DOWN*' -> {'DOWN'}."""
-    return set(word.strip('*~#!%$@^-') for word in (state or '').upper().replace('+', ' ').split())
-
-
-def own_reason(reason):
-    """The reason without the '[user@time]' scontrol appends."""
-    return re.sub(r'\s*\[[^\]]*@[^\]]*\]\s*$', '', reason or '').strip()
+NODE_NAME = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,127}')
 
 
 def slurm_node_name(slurm):
@@ -41,6 +33,16 @@ def slurm_node_name(slurm):
 
 def _true(value):
     return value is True or (isinstance(value, str) and value.strip().lower() in ('true', 'yes', '1'))
+
+
+def probe_needs(node, wanted, fresh=()):
+    """Slurm's sections, only where the maintenance is on for a host of the Slurm group; slurm_state is read anew
+    in each planning of the phase (Slurm's view is live) unless this call read it."""
+    if not (_true(wanted.get('enabled')) and _true(wanted.get('slurm_node'))):
+        return None
+    sections = [section for section in ('slurm', 'slurm_state')
+                if section not in fresh and (section == 'slurm_state' or section not in (node.get('sections') or []))]
+    return {'sections': sections} if sections else None
 
 
 def plan(node, wanted, stack):
@@ -69,7 +71,7 @@ def plan(node, wanted, stack):
         result['why'] = 'slurmd does not run here: no job can run on it, no drain'
         return result
     name = wanted.get('node_name') or slurm_node_name(slurm)
-    if not name or not _NODE_NAME.fullmatch(name):
+    if not name or not NODE_NAME.fullmatch(name):
         raise PlanError('maintenance: this host\'s Slurm node name %r is not a node name; set '
                         'rocm_maintenance_node_name to the name slurmd registers.' % (name,))
     result['node'] = name
@@ -90,7 +92,7 @@ def plan(node, wanted, stack):
                             and (driver.get('reboot') or {}).get('through_slurm'))
     result['wait'] = True
     current = own_reason(found[0].get('Reason'))
-    drained = bool(flags(found[0].get('State')) & _DRAINED)
+    drained = bool(flags(found[0].get('State')) & DRAINED)
     what = ', '.join(changing)
     if drained and current.startswith(MARK):
         result.update(resume=True, why='%s is drained for maintenance already (%s): its jobs are waited for, then %s '
@@ -141,7 +143,7 @@ def resume_decision(state, reason, health_rc, health_summary):
     """(resume: bool, why): resume only a node whose reason is our maintenance's and whose check passed."""
     current = own_reason(reason)
     if not current.startswith(MARK):
-        if not (flags(state) & _DRAINED):
+        if not (flags(state) & DRAINED):
             return False, 'not drained: nothing to resume'
         return False, 'drained by someone else (%s): left drained' % (current or 'no reason')
     if health_rc != 0:

@@ -163,7 +163,9 @@ CONTRACT = {
     },
     'maintenance': {
         # Planned last in the pass: it reads the other phases' changes there (module_utils/plan_maintenance.py).
-        'sections': ('os', 'slurm', 'slurm_state'),
+        # Plus 'slurm' and 'slurm_state' where it is on for a host of the Slurm group (plan_maintenance.probe_needs):
+        # other runs read no Slurm state for it.
+        'sections': ('os',),
         'keys': {
             'node': "The host's Slurm node name, or null where it is not maintained.",
             'drain': 'Whether the play drains the node (not when it is drained already).',
@@ -239,6 +241,8 @@ def probe_needs(phase, node, wanted, stack, fresh=()):
         extra = plan_health.probe_needs(node, wanted, stack)
     elif phase == 'slurm':
         extra = plan_slurm.probe_needs(node, wanted, stack)
+    elif phase == 'maintenance':
+        extra = plan_maintenance.probe_needs(node, wanted, fresh)
     if not missing and not extra:
         return None
     args = {'sections': missing}

@@ -145,7 +145,7 @@ def main():
     ), supports_check_mode=True)
     params = module.params
     name, action = params['node'], params['action']
-    if not pm._NODE_NAME.fullmatch(name):
+    if not pm.NODE_NAME.fullmatch(name):
         module.fail_json(msg='node %r is not a Slurm node name' % name)
     if action == 'booted':
         now = boot_id()
@@ -157,7 +157,7 @@ def main():
 
     if action == 'drain':
         entry = show(module, scontrol, name)
-        if pm.own_reason(entry.get('Reason')) == params['reason'] and pm.flags(entry.get('State')) & pm._DRAINED:
+        if pm.own_reason(entry.get('Reason')) == params['reason'] and pm.flags(entry.get('State')) & pm.DRAINED:
             module.exit_json(changed=False, why='drained already with reason %s' % params['reason'])
         if not check:
             rc, out, err = run(module, [scontrol, 'update', 'NodeName=%s' % name, 'State=DRAIN',

@@ -131,3 +131,14 @@ def test_only_our_drain_with_a_passing_check_is_resumed(line, rc, resume, why):
     entry = parse_scontrol_nodes(line)[0]
     got = pm.resume_decision(entry.get('State'), entry.get('Reason'), rc, 'RENDER_NODE')
     assert got[0] is resume and why in got[1], got
+
+
+def test_slurms_state_is_read_only_where_the_maintenance_is_on():
+    assert planner.probe_needs('maintenance', {'sections': ['os']}, dict(WANTED, enabled=False), {}) is None
+    assert planner.probe_needs('maintenance', {'sections': ['os']}, dict(WANTED, slurm_node=False), {}) is None
+    assert planner.probe_needs('maintenance', {'sections': ['os']}, WANTED, {}) == {'sections': ['slurm', 'slurm_state']}
+    # Slurm's view is live: read again, unless this very call read it
+    assert planner.probe_needs('maintenance', {'sections': ['os', 'slurm', 'slurm_state']}, WANTED, {}) == {
+        'sections': ['slurm_state']}
+    assert planner.probe_needs('maintenance', {'sections': ['os', 'slurm', 'slurm_state']}, WANTED, {},
+                               fresh=['slurm_state']) is None
