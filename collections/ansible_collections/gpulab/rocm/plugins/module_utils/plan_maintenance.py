@@ -45,10 +45,18 @@ def probe_needs(node, wanted, fresh=()):
     return {'sections': sections} if sections else None
 
 
+def _reboot_left_to_slurm(node):
+    """Whether the driver plan of this run changes the driver (or found its reboot pending) and left the reboot to
+    Slurm (rocm_driver_reboot_through_slurm)."""
+    driver = ((node.get('plans') or {}).get('driver') or {}).get('plan') or {}
+    return bool((driver.get('install') or driver.get('reboot_pending'))
+                and (driver.get('reboot') or {}).get('through_slurm'))
+
+
 def plan(node, wanted, stack):
     """wanted: enabled (upgrade.yml's maintenance), slurm_node (the host is in group slurm_nodes), node_name (''
-    reads it from the probe), drain_timeout (seconds). The plan's keys: node, drain, wait (the node is maintained), resume,
-    reboot, reason, timeout, why."""
+    reads it from the probe), drain_timeout (seconds). The plan's keys: node, drain, wait (the node is maintained),
+    resume,    reboot, reason, timeout, why."""
     del stack
     result = Plan('maintenance')
     result.update(node=None, drain=False, wait=False, resume=False, reboot=False,
@@ -69,6 +77,9 @@ def plan(node, wanted, stack):
         return result
     if 'slurmd' not in (slurm.get('daemons') or []):
         result['why'] = 'slurmd does not run here: no job can run on it, no drain'
+        if _reboot_left_to_slurm(node):
+            result['why'] += ('; the driver change left its reboot to Slurm, which cannot reboot it: reboot it '
+                              'yourself (/run/reboot-required is marked)')
         return result
     name = wanted.get('node_name') or slurm_node_name(slurm)
     if not name or not NODE_NAME.fullmatch(name):
@@ -87,9 +98,7 @@ def plan(node, wanted, stack):
     if not changing:
         result['why'] = 'nothing to change on %s: not drained' % name
         return result
-    driver = ((node.get('plans') or {}).get('driver') or {}).get('plan') or {}
-    result['reboot'] = bool((driver.get('install') or driver.get('reboot_pending'))
-                            and (driver.get('reboot') or {}).get('through_slurm'))
+    result['reboot'] = _reboot_left_to_slurm(node)
     result['wait'] = True
     current = own_reason(found[0].get('Reason'))
     drained = bool(flags(found[0].get('State')) & DRAINED)

@@ -102,6 +102,9 @@ def test_a_driver_change_reboots_through_slurm_only_when_the_driver_left_it_to_s
     assert not plan(node(driver=itself))['reboot']
     nothing = dict(through, install=[])
     assert not plan(node(driver=nothing))['reboot']
+    # no slurmd: nobody reboots it, and the plan says so
+    alone = plan(node(daemons=('munged',), driver=through))
+    assert not alone['reboot'] and 'reboot it yourself (/run/reboot-required is marked)' in alone['why']
 
 
 def test_the_driver_leaves_its_reboot_to_slurm_when_told():
@@ -136,7 +139,8 @@ def test_only_our_drain_with_a_passing_check_is_resumed(line, rc, resume, why):
 def test_slurms_state_is_read_only_where_the_maintenance_is_on():
     assert planner.probe_needs('maintenance', {'sections': ['os']}, dict(WANTED, enabled=False), {}) is None
     assert planner.probe_needs('maintenance', {'sections': ['os']}, dict(WANTED, slurm_node=False), {}) is None
-    assert planner.probe_needs('maintenance', {'sections': ['os']}, WANTED, {}) == {'sections': ['slurm', 'slurm_state']}
+    assert planner.probe_needs('maintenance', {'sections': ['os']}, WANTED, {}) == {
+        'sections': ['slurm', 'slurm_state']}
     # Slurm's view is live: read again, unless this very call read it
     assert planner.probe_needs('maintenance', {'sections': ['os', 'slurm', 'slurm_state']}, WANTED, {}) == {
         'sections': ['slurm_state']}
