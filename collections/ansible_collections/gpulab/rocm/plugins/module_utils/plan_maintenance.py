@@ -56,7 +56,7 @@ def _reboot_left_to_slurm(node):
 def plan(node, wanted, stack):
     """wanted: enabled (upgrade.yml's maintenance), slurm_node (the host is in group slurm_nodes), node_name (''
     reads it from the probe), drain_timeout (seconds). The plan's keys: node, drain, wait (the node is maintained),
-    resume,    reboot, reason, timeout, why."""
+    resume, reboot, reason, timeout, why."""
     del stack
     result = Plan('maintenance')
     result.update(node=None, drain=False, wait=False, resume=False, reboot=False,
