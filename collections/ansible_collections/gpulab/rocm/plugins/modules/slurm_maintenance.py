@@ -53,7 +53,8 @@ options:
     description: The node's health check (rocm_health installs it).
     type: path
     default: /usr/sbin/gpulab-gpu-health
-author: gpulab.rocm contributors
+author:
+  - gpulab.rocm contributors (@gpulab)
 '''
 
 EXAMPLES = r'''
@@ -194,9 +195,9 @@ def main():
     # resume
     if check:
         entry = show(module, scontrol, name)
-        module.exit_json(changed=False, resumed=False, why='check mode: the health check runs after the change '
-                                                           '(node now %s, reason %s)' % (entry.get('State'),
-                                                                                          entry.get('Reason')))
+        why = 'check mode: the health check runs after the change (node now %s, reason %s)' % (
+            entry.get('State'), entry.get('Reason'))
+        module.exit_json(changed=False, resumed=False, why=why)
     rc, out, err = run(module, [params['health_program']], 120)
     summary = ' '.join((out or err or '').split())[:300] or 'no output'
     entry = show(module, scontrol, name)

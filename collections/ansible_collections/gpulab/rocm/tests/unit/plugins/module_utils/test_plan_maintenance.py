@@ -22,11 +22,12 @@ ADMIN = ('NodeName=gpu01 Arch=x86_64 CPUTot=4 State=IDLE+DRAIN ThreadsPerCore=1 
 OURS = ('NodeName=gpu01 Arch=x86_64 CPUTot=4 State=MIXED+DRAIN ThreadsPerCore=1 '
         'Reason=gpulab: maintenance: upgrade [root@2026-12-01T20:00:00]')
 WANTED = {'enabled': True, 'slurm_node': True, 'node_name': '', 'drain_timeout': 600}
-CHANGES = {'order': ['preflight', 'repo', 'sdk', 'health'], 'changes': {'repo': [], 'sdk': ['install rocm-hip-runtime'],
-                                                                       'health': []}}
+CHANGES = {'order': ['preflight', 'repo', 'sdk', 'health'],
+           'changes': {'repo': [], 'sdk': ['install rocm-hip-runtime'], 'health': []}}
 
 
-def node(line=IDLE, daemons=('munged', 'slurmd'), changes=CHANGES, driver=None, error=None):
+def node(line=IDLE, daemons=('munged', 'slurmd'), changes=None, driver=None, error=None):
+    changes = CHANGES if changes is None else changes
     probe = {'slurm': {'daemons': list(daemons), 'hostname': 'gpu01', 'files': {'defaults': {'content': ''}}},
              'slurm_state': {'nodes': parse_scontrol_nodes(line), 'error': error}, 'pass': changes}
     if driver is not None:
