@@ -316,3 +316,106 @@ def test_an_admins_drain_stays(host):
     assert drained(host).get(N2) == "admin: fan swap", drained(host)
     host.check_output("scontrol update NodeName=%s State=RESUME" % N2)
     assert wait_until(lambda: N2 not in drained(host)), drained(host)
+
+
+# --- maintenance that respects jobs: upgrade.yml drains, waits, changes, checks, resumes (docs/health.md) ------------
+
+# A change that upgrade.yml applies on these nodes without a ROCm install (they run none): the health check's
+# expected values (/etc/gpulab/health.json), through the health phase alone. Their GPUs are fixture trees under
+# /srv/gpulab-sysfs, not on the container's PCI bus, which preflight reads: rocm_preflight_gpus_required false.
+UPGRADE = "/etc/gpulab/health.json"
+
+
+def upgrade(timeout, check=False, bound=60):
+    # Both nodes in one batch, so that n2 is drained while its job runs (the roll itself is the default scenario's).
+    return runs.playbook("playbooks/upgrade.yml", "slurm_nodes", check=check, tags="health", extra_vars={
+        "rocm_health_rocminfo_timeout": timeout, "rocm_upgrade_drain_timeout": bound, "rocm_maintenance_poll": 1,
+        "rocm_upgrade_serial": 2, "rocm_preflight_gpus_required": False})
+
+
+def job_field(host, job, field):
+    shown = host.check_output("scontrol show job -o %s" % job)
+    return re.search(r"\b%s=(\S*)" % field, shown).group(1)
+
+
+def watching(host, job, work):
+    """Run work() while looking at sinfo -R and the job: (its result, [({node: reason}, job state)] seen)."""
+    import threading
+    seen, done = [], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen.append((drained(host), host.check_output("squeue -h -j %s -o %%T || true" % job).strip()))
+            time.sleep(0.5)
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        result = work()
+    finally:
+        done.set()
+        watcher.join()
+    return result, seen
+
+
+def test_check_mode_shows_the_drain_and_changes_nothing(host):
+    before = [node(name).file(UPGRADE).content_string for name in (N1, N2)]
+    run = upgrade(25, check=True)
+    assert run.rc == 0, run
+    assert "drain %s (gpulab: maintenance: upgrade) before health changes" % N2 in said(run), run
+    assert [node(name).file(UPGRADE).content_string for name in (N1, N2)] == before
+    assert N2 not in drained(host)
+
+
+def test_an_upgrade_waits_for_the_running_job_and_resumes_the_node(host):
+    job = host.check_output("sbatch --parsable -w %s --output=/var/tmp/gpulab-maint-%%j.out "
+                            "--wrap 'sleep 25; echo finished'" % N2).strip().split(";")[0]
+    assert wait_until(lambda: job_field(host, job, "JobState") == "RUNNING", 20), job_field(host, job, "JobState")
+    run, seen = watching(host, job, lambda: upgrade(25))
+    assert run.rc == 0, run
+    # drained with our reason while the job still ran, then resumed
+    assert any((reasons.get(N2) or "").startswith("gpulab: maintenance: upgrade") and state == "RUNNING"
+               for reasons, state in seen), seen
+    assert N2 not in drained(host) and N1 not in drained(host), drained(host)
+    # the job ended by itself, normally, before the change was applied
+    assert (job_field(host, job, "JobState"), job_field(host, job, "ExitCode")) == ("COMPLETED", "0:0")
+    assert node(N2).file("/var/tmp/gpulab-maint-%s.out" % job).content_string == "finished\n"
+    ended = int(host.check_output("date -d %s +%%s" % job_field(host, job, "EndTime")))
+    assert '"rocminfo_timeout": 25' in node(N2).file(UPGRADE).content_string.replace("\n", " ")
+    assert node(N2).file(UPGRADE).mtime.timestamp() >= ended, (node(N2).file(UPGRADE).mtime, ended)
+    assert "TASK [rocm_maintenance : Wait for the jobs of the node to end]" in run.output, run
+    assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")})[N2][1] == "idle"
+    again = upgrade(25)
+    assert again.rc == 0 and [again.changed(name) for name in (N1, N2)] == [0, 0], again
+    assert "nothing to change on %s: not drained" % N2 in said(again), again
+
+
+def test_at_the_bound_the_node_stays_drained_unchanged_and_the_next_run_resumes_it(host):
+    job = host.check_output("sbatch --parsable -w %s --wrap 'sleep 60'" % N2).strip().split(";")[0]
+    assert wait_until(lambda: job_field(host, job, "JobState") == "RUNNING", 20), job_field(host, job, "JobState")
+    before = node(N2).file(UPGRADE).content_string
+    run = upgrade(30, bound=3)
+    assert run.rc != 0, run
+    text = said(run)
+    assert "%s: Slurm node %s still runs 1 job after 3 s (rocm_upgrade_drain_timeout): %s (root, wrap, running)" % (
+        N2, N2, job) in text, run
+    assert "Nothing of ROCm was changed on it" in text and "the node stays drained" in text, run
+    assert node(N2).file(UPGRADE).content_string == before
+    assert drained(host).get(N2) == "gpulab: maintenance: upgrade", drained(host)
+    assert job_field(host, job, "JobState") == "RUNNING"
+    host.check_output("scancel %s" % job)
+    # the next run continues the maintenance it finds (its own reason) and resumes the node
+    again = upgrade(30)
+    assert again.rc == 0, again
+    assert "is drained for maintenance already" in said(again), again
+    assert '"rocminfo_timeout": 30' in node(N2).file(UPGRADE).content_string.replace("\n", " ")
+    assert wait_until(lambda: N2 not in drained(host) and N1 not in drained(host)), drained(host)
+
+
+def test_an_upgrade_never_resumes_an_admins_drain(host):
+    host.check_output("scontrol update NodeName=%s State=DRAIN Reason='admin: fan swap'" % N1)
+    run = upgrade(20)
+    assert run.rc == 0, run
+    assert "drained by someone else (admin: fan swap)" in said(run), run
+    assert drained(host).get(N1) == "admin: fan swap" and N2 not in drained(host), drained(host)
+    host.check_output("scontrol update NodeName=%s State=RESUME" % N1)
+    assert wait_until(lambda: N1 not in drained(host)), drained(host)

@@ -17,9 +17,12 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wa
 _PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+\Z')
 
 
-def reboot_plan(policy_allows, connection, host_machine_id, controller_machine_id, in_container):
-    """{'allowed': bool, 'reason': str}: a reboot after a driver change is allowed only when the policy allows it,
-    never for the control node (same machine id, or a local connection) nor a container."""
+def reboot_plan(policy_allows, connection, host_machine_id, controller_machine_id, in_container,
+                through_slurm=False):
+    """{'allowed': bool, 'reason': str, 'through_slurm': bool}: a reboot after a driver change is allowed only when
+    the policy allows it, never for the control node (same machine id, or a local connection) nor a container.
+    through_slurm: the upgrade play reboots the node itself, through Slurm once its jobs ended (docs/health.md), so
+    the role only marks it."""
     refusals = []
     if not policy_allows:
         refusals.append('rocm_driver_reboot is false')
@@ -30,9 +33,14 @@ def reboot_plan(policy_allows, connection, host_machine_id, controller_machine_i
     if in_container:
         refusals.append('the host is a container')
     if refusals:
-        return {'allowed': False, 'reason': 'the driver changed and needs a reboot, not done here: %s; reboot it '
-                                            'yourself' % '; '.join(refusals)}
-    return {'allowed': True, 'reason': 'the driver changed; rebooting to load it'}
+        return {'allowed': False, 'through_slurm': False,
+                'reason': 'the driver changed and needs a reboot, not done here: %s; reboot it yourself'
+                          % '; '.join(refusals)}
+    if through_slurm:
+        return {'allowed': False, 'through_slurm': True,
+                'reason': 'the driver changed and needs a reboot: the upgrade play reboots the node through Slurm '
+                          '(scontrol reboot ASAP) once its jobs ended'}
+    return {'allowed': True, 'through_slurm': False, 'reason': 'the driver changed; rebooting to load it'}
 
 
 def plan(node, wanted, stack, controller=None):
@@ -84,7 +92,8 @@ def plan(node, wanted, stack, controller=None):
         result['reboot_pending'] = _reboot_pending(node, wanted.get('packages') or [], result)
     result['reboot'] = reboot_plan(bool(wanted.get('reboot', True)), wanted.get('connection'),
                                    (node.get('os') or {}).get('machine_id'),
-                                   (controller or {}).get('machine_id'), in_container)
+                                   (controller or {}).get('machine_id'), in_container,
+                                   bool(wanted.get('reboot_through_slurm')))
     return result
 
 

@@ -9,8 +9,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_health, plan_metrics, plan_modules,
-    plan_repo, plan_sdk, plan_slurm, plan_validate, plan_verify, preflight,
+    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_health, plan_maintenance, plan_metrics,
+    plan_modules, plan_repo, plan_sdk, plan_slurm, plan_validate, plan_verify, preflight,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
@@ -163,6 +163,23 @@ CONTRACT = {
                          'release it publishes on its own).',
         },
     },
+    'maintenance': {
+        # Planned last in the pass: it reads the other phases' changes there (module_utils/plan_maintenance.py).
+        # Plus 'slurm' and 'slurm_state' where it is on for a host of the Slurm group (plan_maintenance.probe_needs):
+        # other runs read no Slurm state for it.
+        'sections': ('os',),
+        'keys': {
+            'node': "The host's Slurm node name, or null where it is not maintained.",
+            'drain': 'Whether the play drains the node (not when it is drained already).',
+            'wait': 'Whether upgrade.yml takes this Slurm node through the maintenance: it waits for the jobs of the '
+                    'node to end before any role changes it.',
+            'resume': 'Whether the node is resumed after its health check passes (never an admin\'s drain).',
+            'reboot': 'Whether the play reboots the node through Slurm (scontrol reboot ASAP) for a driver change.',
+            'reason': 'The drain reason (it starts with V(gpulab: maintenance:)).',
+            'timeout': 'Seconds to wait for the jobs of the drained node (rocm_maintenance_drain_timeout).',
+            'why': 'The decision for this node, in one line.',
+        },
+    },
     'slurm_node': {
         'sections': ('os', 'packages', 'gpus', 'slurm'),
         'keys': {
@@ -226,6 +243,8 @@ def probe_needs(phase, node, wanted, stack, fresh=()):
         extra = plan_health.probe_needs(node, wanted, stack)
     elif phase == 'slurm':
         extra = plan_slurm.probe_needs(node, wanted, stack)
+    elif phase == 'maintenance':
+        extra = plan_maintenance.probe_needs(node, wanted, fresh)
     if not missing and not extra:
         return None
     args = {'sections': missing}
@@ -271,6 +290,8 @@ def plan(phase, node, wanted, stack, host=None, previous=None):
         return plan_verify.plan(node, wanted, stack, host.get('name'))
     if phase == 'validate':
         return plan_validate.plan(node, wanted, stack)
+    if phase == 'maintenance':
+        return plan_maintenance.plan(node, wanted, stack)
     if phase == 'slurm_node':
         return plan_slurm.node_record(node, wanted, stack)
     if phase == 'slurm':

@@ -198,6 +198,11 @@ dirs:
   - 'Phase metrics: Folders of the writer, its configuration, the textfile and node_exporter''s drop-in.'
   returned: for the phases modules, containers, metrics
   type: raw
+drain:
+  description:
+  - 'Phase maintenance: Whether the play drains the node (not when it is drained already).'
+  returned: for the phase maintenance
+  type: raw
 dropin:
   description:
   - 'Phase slurm: For slurmd''s systemd drop-in that waits for /dev/kfd and the render nodes (it is among C(files)):
@@ -263,8 +268,9 @@ munge_key:
   type: raw
 node:
   description:
+  - 'Phase maintenance: The host''s Slurm node name, or null where it is not maintained.'
   - 'Phase slurm_node: This host''s Slurm record (its GPUs as GRES), for the slurm phase of every host.'
-  returned: for the phase slurm_node
+  returned: for the phases maintenance, slurm_node
   type: raw
 orphan_check:
   description:
@@ -294,10 +300,16 @@ query:
   - 'Phase sdk: Package names to ask apt about (its candidates decide the package change).'
   returned: for the phase sdk
   type: raw
+reason:
+  description:
+  - 'Phase maintenance: The drain reason (it starts with V(gpulab: maintenance:)).'
+  returned: for the phase maintenance
+  type: raw
 reboot:
   description:
   - 'Phase driver: C(allowed) (whether the role may reboot this host) and C(reason).'
-  returned: for the phase driver
+  - 'Phase maintenance: Whether the play reboots the node through Slurm (scontrol reboot ASAP) for a driver change.'
+  returned: for the phases driver, maintenance
   type: raw
 reboot_pending:
   description:
@@ -354,6 +366,11 @@ restart_docker:
   - 'Phase containers: Whether dockerd is restarted to read the CDI setting.'
   returned: for the phase containers
   type: raw
+resume:
+  description:
+  - 'Phase maintenance: Whether the node is resumed after its health check passes (never an admin''s drain).'
+  returned: for the phase maintenance
+  type: raw
 scripts:
   description:
   - 'Phase health: The entry scripts to write (mode 0755), path to content.'
@@ -399,10 +416,21 @@ systemd:
   - 'Phase metrics: Whether systemd runs the host (the timer and node_exporter are started there).'
   returned: for the phase metrics
   type: raw
+timeout:
+  description:
+  - 'Phase maintenance: Seconds to wait for the jobs of the drained node (rocm_maintenance_drain_timeout).'
+  returned: for the phase maintenance
+  type: raw
 unbound:
   description:
   - 'Phase driver: AMD GPUs that amdgpu does not drive (read again after the reboot).'
   returned: for the phase driver
+  type: raw
+wait:
+  description:
+  - 'Phase maintenance: Whether upgrade.yml takes this Slurm node through the maintenance: it waits for the jobs
+    of the node to end before any role changes it.'
+  returned: for the phase maintenance
   type: raw
 wanted:
   description:
@@ -414,6 +442,11 @@ wheel_tag:
   - 'Phase validate: PyTorch''s wheel index name for the release (V(rocmX.Y), or V(rocmX.Y.Z) for a point release
     it publishes on its own).'
   returned: for the phase validate
+  type: raw
+why:
+  description:
+  - 'Phase maintenance: The decision for this node, in one line.'
+  returned: for the phase maintenance
   type: raw
 why_not:
   description:

@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Maintenance that respects jobs (docs/health.md, "Maintenance"): whether playbooks/upgrade.yml drains a Slurm
+node before the roles change it, waits for its jobs, reboots it through Slurm and resumes it after its health
+check. Pure: plan() decides from the probe (sections slurm, slurm_state) and the plan pass's other phases; the
+module gpulab.rocm.slurm_maintenance runs scontrol and squeue and asks the functions below what to do."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+# The health check's readings of a node's Slurm state and reason, and of slurmd's -N: one copy.
+from ansible_collections.gpulab.rocm.plugins.module_utils.health_slurm import (
+    _DRAINED as DRAINED, _SLURMD_N, flags, own_reason,
+)
+from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
+
+MARK = 'gpulab: maintenance:'
+DRAIN_REASON = 'gpulab: maintenance: upgrade'
+REBOOT_REASON = 'gpulab: maintenance: reboot'
+NODE_NAME = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,127}')
+
+
+def slurm_node_name(slurm):
+    """The node's Slurm name: -N in /etc/default/slurmd (as the probe read it), else the short host name."""
+    defaults = ((slurm.get('files') or {}).get('defaults') or {}).get('content') or ''
+    match = _SLURMD_N.search(defaults)
+    return match.group(1) if match else slurm.get('hostname')
+
+
+def _true(value):
+    return value is True or (isinstance(value, str) and value.strip().lower() in ('true', 'yes', '1'))
+
+
+def probe_needs(node, wanted, fresh=()):
+    """Slurm's sections, only where the maintenance is on for a host of the Slurm group; slurm_state is read anew
+    in each planning of the phase (Slurm's view is live) unless this call read it."""
+    if not (_true(wanted.get('enabled')) and _true(wanted.get('slurm_node'))):
+        return None
+    sections = [section for section in ('slurm', 'slurm_state')
+                if section not in fresh and (section == 'slurm_state' or section not in (node.get('sections') or []))]
+    return {'sections': sections} if sections else None
+
+
+def _reboot_left_to_slurm(node):
+    """Whether the driver plan of this run changes the driver (or found its reboot pending) and left the reboot to
+    Slurm (rocm_driver_reboot_through_slurm)."""
+    driver = ((node.get('plans') or {}).get('driver') or {}).get('plan') or {}
+    return bool((driver.get('install') or driver.get('reboot_pending'))
+                and (driver.get('reboot') or {}).get('through_slurm'))
+
+
+def plan(node, wanted, stack):
+    """wanted: enabled (upgrade.yml's maintenance), slurm_node (the host is in group slurm_nodes), node_name (''
+    reads it from the probe), drain_timeout (seconds). The plan's keys: node, drain, wait (the node is maintained),
+    resume, reboot, reason, timeout, why."""
+    del stack
+    result = Plan('maintenance')
+    result.update(node=None, drain=False, wait=False, resume=False, reboot=False,
+                  reason=DRAIN_REASON, timeout=0, why='')
+    timeout = wanted.get('drain_timeout', 3600)
+    if isinstance(timeout, str) and re.fullmatch(r'[0-9]{1,9}', timeout):
+        timeout = int(timeout)
+    if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
+        raise PlanError('rocm_maintenance_drain_timeout must be a whole number of seconds above 0 (how long the '
+                        'upgrade waits for the jobs of a drained node), not %r.' % (timeout,))
+    result['timeout'] = timeout
+    slurm = node.get('slurm') or {}
+    if not _true(wanted.get('enabled')):
+        result['why'] = 'not a maintenance run (playbooks/upgrade.yml turns it on)'
+        return result
+    if not _true(wanted.get('slurm_node')):
+        result['why'] = 'not in group slurm_nodes: changed as any host, without Slurm'
+        return result
+    if 'slurmd' not in (slurm.get('daemons') or []):
+        result['why'] = 'slurmd does not run here: no job can run on it, no drain'
+        if _reboot_left_to_slurm(node):
+            result['why'] += ('; the driver change left its reboot to Slurm, which cannot reboot it: reboot it '
+                              'yourself (/run/reboot-required is marked)')
+        return result
+    name = wanted.get('node_name') or slurm_node_name(slurm)
+    if not name or not NODE_NAME.fullmatch(name):
+        raise PlanError('maintenance: this host\'s Slurm node name %r is not a node name; set '
+                        'rocm_maintenance_node_name to the name slurmd registers.' % (name,))
+    result['node'] = name
+    state = node.get('slurm_state') or {}
+    found = [entry for entry in state.get('nodes') or [] if entry.get('NodeName') == name]
+    if state.get('error') or not found:
+        raise PlanError('maintenance: slurmd runs here but Slurm does not list node %s (%s): it cannot be drained '
+                        'before the change, so its jobs could be killed. Make slurmctld answer (scontrol ping), or '
+                        'set rocm_maintenance_node_name to the name slurmd registers.'
+                        % (name, state.get('error') or 'not in scontrol show node'))
+    changing = [phase for phase in (node.get('pass') or {}).get('order') or []
+                if phase != 'maintenance' and ((node.get('pass') or {}).get('changes') or {}).get(phase)]
+    if not changing:
+        result['why'] = 'nothing to change on %s: not drained' % name
+        return result
+    result['reboot'] = _reboot_left_to_slurm(node)
+    result['wait'] = True
+    current = own_reason(found[0].get('Reason'))
+    drained = bool(flags(found[0].get('State')) & DRAINED)
+    what = ', '.join(changing)
+    if drained and current.startswith(MARK):
+        result.update(resume=True, why='%s is drained for maintenance already (%s): its jobs are waited for, then %s '
+                                       'changes, then the health check resumes it' % (name, current, what))
+    elif drained and current:
+        result['why'] = ('%s is drained by someone else (%s): the reason is kept, its jobs are waited for, then %s '
+                         'changes; it is never resumed by this play' % (name, current, what))
+    else:
+        result.update(drain=True, resume=True)
+        result.change('drain Slurm node %s (%s)' % (name, DRAIN_REASON),
+                      '%s changes and slurmd runs: no job is started or killed during the change' % what)
+        result['why'] = ('drain %s (%s) before %s changes, wait for its jobs; resume it after its health check '
+                         'passes' % (name, DRAIN_REASON, what))
+    if result['reboot']:
+        result.change('reboot %s through Slurm (scontrol reboot ASAP nextstate=DOWN)' % name,
+                      'the driver changed; the node comes back DOWN and is resumed after its health check')
+    return result
+
+
+def parse_jobs(text):
+    """squeue -h -o '%i|%T|%u|%j' -> [{'id', 'state', 'user', 'name'}]."""
+    jobs = []
+    for line in (text or '').splitlines():
+        parts = line.strip().split('|', 3)
+        if len(parts) == 4 and parts[0]:
+            jobs.append(dict(zip(('id', 'state', 'user', 'name'), parts)))
+    return jobs
+
+
+def describe_jobs(jobs, limit=10):
+    shown = ', '.join('%s (%s, %s, %s)' % (job['id'], job['user'], job['name'], job['state'].lower())
+                      for job in jobs[:limit])
+    return shown + (' and %d more' % (len(jobs) - limit) if len(jobs) > limit else '')
+
+
+def timeout_message(host, name, jobs, timeout, reason_kept):
+    """The message when the bound is reached: the node, its jobs, and what was and was not changed."""
+    return ('%s: Slurm node %s still runs %d job%s after %d s (rocm_upgrade_drain_timeout): %s. Nothing of ROCm was '
+            'changed on it: the plan pass and the gate change nothing, and the roles had not started. The only change '
+            'is Slurm\'s: the node stays drained (reason "%s"), so no new job starts there and the running ones go '
+            'on. Run the upgrade again once they end (squeue -w %s), with a longer -e rocm_upgrade_drain_timeout, or '
+            'give the node back unchanged with: scontrol update nodename=%s state=RESUME.'
+            % (host, name, len(jobs), '' if len(jobs) == 1 else 's', timeout, describe_jobs(jobs), reason_kept,
+               name, name))
+
+
+def resume_decision(state, reason, health_rc, health_summary):
+    """(resume: bool, why): resume only a node whose reason is our maintenance's and whose check passed."""
+    current = own_reason(reason)
+    if not current.startswith(MARK):
+        if not (flags(state) & DRAINED):
+            return False, 'not drained: nothing to resume'
+        return False, 'drained by someone else (%s): left drained' % (current or 'no reason')
+    if health_rc != 0:
+        return False, ('the health check failed after the change (exit %s: %s): left drained with its reason "%s"; '
+                       'resume it by hand once it is fixed (docs/health.md)' % (health_rc, health_summary, current))
+    return True, 'the health check passes and the node was drained for maintenance'
