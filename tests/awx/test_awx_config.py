@@ -130,6 +130,18 @@ def role_options():
     return options
 
 
+def task_roles(tasks):
+    """The roles tasks import or include (the plan pass imports each role's tasks/plan.yml), through blocks."""
+    roles = set()
+    for task in tasks or []:
+        for key in ("ansible.builtin.import_role", "ansible.builtin.include_role"):
+            if key in task:
+                roles.add(task[key]["name"])
+        for key in ("block", "rescue", "always"):
+            roles |= task_roles(task.get(key))
+    return roles
+
+
 def playbook_roles(playbook):
     """The roles a playbook runs, through the playbooks it imports (upgrade.yml imports provision.yml)."""
     plays = yaml.safe_load((ROOT / playbook).read_text())
@@ -138,6 +150,8 @@ def playbook_roles(playbook):
         if "ansible.builtin.import_playbook" in play:
             roles |= playbook_roles(str(Path(playbook).parent / play["ansible.builtin.import_playbook"]))
         roles |= {role["role"] if isinstance(role, dict) else role for role in play.get("roles", [])}
+        for section in ("pre_tasks", "tasks", "post_tasks"):
+            roles |= task_roles(play.get(section))
     return roles
 
 

@@ -278,6 +278,8 @@ def test_the_health_verdict_and_failing_checks(tmp_path):
     sick = report.host_record(node(tmp_path, health=health_run.read_result(str(tmp_path / "state" / "last.json"))),
                               "n2")
     assert sick["health"]["verdict"] == "unhealthy"
+    # No run time in the report: the check runs on every converge, and the report must stay the same (changed=0).
+    assert "time" not in sick["health"]
     assert sick["health"]["failing"][0] == "GPU_COUNT: 0 GPU(s) in KFD and 0 on the PCI bus, 1 expected"
     assert [line.split(":")[0] for line in sick["health"]["failing"]] == ["GPU_COUNT", "AMDGPU_LOADED", "KFD_NODE",
                                                                          "ROCMINFO"]

@@ -248,12 +248,13 @@ def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
 
 
 def health_record(node):
-    """The last verdict of gpulab-gpu-health on the host (probe section health): {'verdict', 'time', 'failing',
-    'error'}; None where the check never ran (no rocm_health)."""
+    """The last verdict of gpulab-gpu-health on the host (probe section health): {'verdict', 'failing', 'error'};
+    None where the check never ran (no rocm_health). Not when it ran: the check runs on every converge, and a
+    report that changed with each run would never be changed=0 (the metrics carry the time)."""
     health = node.get('health')
     if not isinstance(health, Mapping):
         return None
-    return {'verdict': health.get('verdict') or 'unknown', 'time': health.get('time'),
+    return {'verdict': health.get('verdict') or 'unknown',
             'failing': [str(item) for item in health.get('failing') or []], 'error': health.get('error')}
 
 
