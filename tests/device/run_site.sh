@@ -114,6 +114,7 @@ check "python3-apt still absent at the end" bash -c '! dpkg -s python3-apt >/dev
 # What lifecycle.md says stays: the user's group memberships (and apt's lists of the removed sources).
 id "$GPU_USER" > "$OUT/groups-after.txt"; ls /var/lib/apt/lists > "$OUT/apt-lists-after.txt"
 # Logs name the checkout's path and the loopback port; nothing else to scrub (the machine has no route out).
-sed -i "s#$PWD#<checkout>#g; s#127.0.0.1:$(cat /tmp/mirror.port)#127.0.0.1:PORT#g" "$OUT"/*.log "$OUT"/*.txt 2>/dev/null
+sed -i "s#$PWD#<checkout>#g; s#$OUT#<out>#g; s#127.0.0.1:$(cat /tmp/mirror.port)#127.0.0.1:PORT#g" \
+  "$OUT"/*.log "$OUT"/*.txt 2>/dev/null
 cat "$OUT/summary.txt"
 exit $failed
