@@ -88,10 +88,14 @@ def test_the_scrape_config_with_generated_targets(tmp_path):
     from hosts as the role's filter gets them: `promtool check config` accepts it, and the targets file too."""
     from ansible_collections.gpulab.rocm.plugins.filter.metrics_file_sd import metrics_file_sd
     targets = metrics_file_sd([
-        {'inventory_hostname': 'mi300-01.lab.example', 'rocm_metrics_node_class': 'mi300_nodes'},
-        {'inventory_hostname': 'mi300-02.lab.example', 'rocm_metrics_node_class': 'mi300_nodes'},
-        {'inventory_hostname': 'ws-navi-01.lab.example', 'rocm_metrics_listen_address': '127.0.0.1:9101',
-         'rocm_metrics_target_address': '127.0.0.1'},
+        {'inventory_hostname': 'mi300-01.lab.example', 'rocm_metrics_enabled': True,
+         'rocm_metrics_node_class': 'mi300_nodes'},
+        {'inventory_hostname': 'mi300-02.lab.example', 'rocm_metrics_enabled': True,
+         'rocm_metrics_node_class': 'mi300_nodes'},
+        {'inventory_hostname': 'ws-navi-01.lab.example', 'rocm_metrics_enabled': True,
+         'rocm_metrics_listen_address': '127.0.0.1:9101', 'rocm_metrics_target_address': '127.0.0.1'},
+        # A host with the role off is no target.
+        {'inventory_hostname': 'build-01.lab.example', 'rocm_metrics_enabled': False},
     ])
     assert targets == [
         {'targets': ['127.0.0.1:9101'], 'labels': {}},
