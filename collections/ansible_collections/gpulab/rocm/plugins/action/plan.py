@@ -42,6 +42,7 @@ class ActionModule(ActionBase):
             wanted=dict(type='dict', default={}),
             probe=dict(type='dict', default={}),
             refresh=dict(type='list', elements='str', default=[]),
+            stale=dict(type='list', elements='str', default=[]),
         ))
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
@@ -55,10 +56,17 @@ class ActionModule(ActionBase):
                           ansible_facts={'gpulab_node': {'run': run, 'sections': [],
                                                          'pass': node.get('pass') or {}}})
             return result
+        if args['stale']:
+            # Only these sections are read again by the next plan that needs them.
+            sections = [name for name in node.get('sections') or [] if name not in args['stale']]
+            kept = dict(node, run=run, sections=sections)
+            result.update(changed=False, msg='read again when next needed: %s' % ', '.join(args['stale']),
+                          ansible_facts={'gpulab_node': kept})
+            return result
         if args['gate']:
             return self._gate(result, node, task_vars)
         if not args['phase']:
-            raise AnsibleActionFail('phase is required (unless forget or gate is true)')
+            raise AnsibleActionFail('phase is required (unless forget, gate or stale is given)')
 
         try:
             inputs = stack.resolve(dict((name, self._templar.template(task_vars[name]))
@@ -114,7 +122,7 @@ class ActionModule(ActionBase):
         refused = planner.refusals(phase, plan)
         if in_pass or refused:
             node['pass'] = passes.record(plan_pass, phase, [item['change'] for item in plan.get('changes') or []],
-                                         refused)
+                                         refused, planner.has_work(phase, plan, args['wanted']))
         memo = {'key': key, 'read_at': node.get('read_at') or {}, 'plan': plan}
         node['plans'] = dict(node.get('plans') or {}, **{phase: memo})
         return self._planned(result, phase, plan, node, run, inputs)
@@ -144,8 +152,13 @@ class ActionModule(ActionBase):
         message = passes.gate_message(task_vars.get('inventory_hostname'), release, plan_pass)
         if message:
             result.update(failed=True, msg=message)
-        else:
-            result['msg'] = 'every phase is planned (%s): nothing refuses' % (', '.join(result['planned']) or 'none')
+            return result
+        # What the play applies after the gate (provision.yml skips the other roles whole).
+        result['apply'] = passes.applies(plan_pass)
+        result['msg'] = 'every phase is planned (%s): nothing refuses; to apply: %s' % (
+            ', '.join(result['planned']) or 'none', ', '.join(result['apply']) or 'none')
+        result['ansible_facts'] = {'gpulab_node': dict(node, run=_run_id(), **{'pass': dict(plan_pass,
+                                                                                          apply=result['apply'])})}
         return result
 
     def _probe(self, node, probe_args, sections, task_vars):
@@ -154,6 +167,7 @@ class ActionModule(ActionBase):
             module_args['sections'] = sections
         else:
             module_args.pop('sections', None)
+            module_args['paths'] = sorted(set(module_args.get('paths') or []) | set(planner.probe_paths()))
         reply = self._execute_module(module_name='gpulab.rocm.node_probe', module_args=module_args,
                                      task_vars=task_vars)
         if reply.get('failed'):

@@ -200,6 +200,19 @@ def read_result(path=STATE_DIR + '/last.json'):
         return {'verdict': None, 'time': None, 'failing': [], 'error': '%s: %s' % (path, exc)}
 
 
+def read_recorded_count(path=DATA):
+    """The GPU count the data file records (rocm_health keeps it: a GPU that fell off the bus must not lower what the
+    check expects), or None where there is no such file or it is not a root-owned JSON object with one."""
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != 0:
+            return None
+        count = (read_json(path) or {}).get('gpu_count')
+    except (OSError, health.DataError, AttributeError):
+        return None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
 def write_json(path, value):
     owner = (0, 0) if os.geteuid() == 0 else None
     write_atomic(path, (json.dumps(value, indent=1, sort_keys=True) + '\n').encode('utf-8'), 0o644, owner)

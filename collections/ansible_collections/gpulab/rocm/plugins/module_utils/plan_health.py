@@ -60,15 +60,6 @@ def _number(value, key):
         raise PlanError('rocm_health_%s must be a whole number, got %r. Nothing was changed.' % (key, value))
 
 
-def _recorded(text):
-    """The GPU count of the data file on the node (None when there is none or it is not ours)."""
-    try:
-        count = json.loads(text or 'null').get('gpu_count')
-    except (ValueError, AttributeError):
-        return None
-    return count if isinstance(count, int) and not isinstance(count, bool) else None
-
-
 def folders():
     """Every folder of the installed program, top down (made root 0755 before the files)."""
     parts = PACKAGE.split('/')
@@ -89,10 +80,14 @@ def library_files(source_dir=None):
     return files
 
 
-def probe_needs(node, wanted, stack):
+def compared_paths():
     """Every path the plan compares (the probe's `paths` section describes them: type, owner, mode, sha1)."""
-    wanted_paths = [PROGRAM, SLURM_PROGRAM, DATA] + folders() + sorted(library_files())
-    missing = [path for path in wanted_paths if path not in (node.get('paths') or {})]
+    return [PROGRAM, SLURM_PROGRAM, DATA] + folders() + sorted(library_files())
+
+
+def probe_needs(node, wanted, stack):
+    """The compared paths the probe has not described."""
+    missing = [path for path in compared_paths() if path not in (node.get('paths') or {})]
     return {'sections': ['paths'], 'paths': missing} if missing else None
 
 
@@ -114,7 +109,7 @@ def data(node, wanted, stack):
     for key in _COPIED:
         values[key] = _number(wanted[key], key) if key in _NUMBERS else wanted[key]
     values.update((key, chosen[key]) for key in chosen if key != 'gpu_count')
-    kept = _recorded(wanted.get('current_text'))
+    kept = node.get('health_recorded_gpu_count')
     found = int((node.get('gpu_pci') or {}).get('amd_count') or 0)
     for count, source in ((chosen.get('gpu_count'), 'the node class'),
                           (_number(wanted.get('gpu_count', -1), 'gpu_count'), 'rocm_health_gpu_count'),
@@ -135,7 +130,7 @@ def data(node, wanted, stack):
 
 
 def plan(node, wanted, stack):
-    """wanted: the role's variables (rocm_health_* without the prefix) and current_text, the data file as it is.
+    """wanted: the role's variables (rocm_health_* without the prefix).
 
     Returns the Plan: folders, files (0644), scripts (0755), each only where it differs, and data (the expected
     values), count_source (where the GPU count comes from), summary."""

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The plan pass of a play and its gate (docs/plan-contract.md): what the pass keeps of each phase, the gate's one
 message, what a refusal after the gate says was already changed, and when a plan made earlier still holds. Pure;
-the plan action keeps the pass in the host fact gpulab_node['pass']: {'order', 'changes', 'refusals'}."""
+the plan action keeps the pass in the host fact gpulab_node['pass']: {'order', 'changes', 'work', 'refusals'}, and
+the gate adds 'apply'."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -17,16 +18,32 @@ def claim_free(message):
     return message[:-len(_CLAIM)] if message.endswith(_CLAIM) else message
 
 
-def record(plan_pass, phase, changes=(), refusals=()):
-    """The pass with this phase planned (in the order the play plans, which is the order it applies)."""
+def record(plan_pass, phase, changes=(), refusals=(), work=True):
+    """The pass with this phase planned (in the order the play plans, which is the order it applies); work: whether
+    its role has anything to do after the gate (planner.has_work)."""
     plan_pass = dict(plan_pass or {})
     plan_pass['order'] = [p for p in plan_pass.get('order') or [] if p != phase] + [phase]
     plan_pass['changes'] = dict(plan_pass.get('changes') or {}, **{phase: list(changes)})
+    plan_pass['work'] = dict(plan_pass.get('work') or {}, **{phase: bool(work or changes)})
     kept = dict((p, v) for p, v in (plan_pass.get('refusals') or {}).items() if p != phase)
     if refusals:
         kept[phase] = list(refusals)
     plan_pass['refusals'] = kept
     return plan_pass
+
+
+def applies(plan_pass):
+    """The phases whose roles the play applies after the gate, in order: each one with work of its own, and every one
+    after a phase that changes something (its role plans again from what that change left). On a converged host:
+    only the roles that check or report on every run."""
+    changes = (plan_pass or {}).get('changes') or {}
+    work = (plan_pass or {}).get('work') or {}
+    chosen, changed = [], False
+    for phase in (plan_pass or {}).get('order') or []:
+        if changed or work.get(phase, True):
+            chosen.append(phase)
+        changed = changed or bool(changes.get(phase))
+    return chosen
 
 
 def _unprefixed(problem, phase):

@@ -124,7 +124,7 @@ CONTRACT = {
     },
     'health': {
         # Plus 'paths' (plan_health.probe_needs): the installed program's files.
-        'sections': ('os', 'gpus'),
+        'sections': ('os', 'gpus', 'health'),
         'keys': {
             'folders': 'Root-owned folders of the program to make.',
             'files': "The program's files and the expected values to write, path to content.",
@@ -215,6 +215,31 @@ def refusals(phase, plan):
     return list(plan.get(key) or []) if key else []
 
 
+def has_work(phase, plan, wanted):
+    """Whether the role's tasks after its plan have anything to do on this run: a change, something to say, or a
+    check it runs every time (what each role's tasks/main.yml acts on). A play with a plan pass skips a role with no
+    work whose phases before it change nothing (plan_pass.applies)."""
+    if plan.get('changes') or plan.get('notices'):
+        return True
+    if phase == 'driver':
+        # Why a host gets no driver is said when the role runs, not on every converged run.
+        return bool(plan.get('install')) or bool(plan.get('reboot_pending'))
+    if phase == 'containers':
+        return bool((plan.get('check') or {}).get('engines'))
+    if phase == 'health':
+        return bool(wanted.get('run'))
+    if phase == 'maintenance':
+        return any(plan.get(key) for key in ('drain', 'wait', 'reboot', 'resume'))
+    # verify reports on every run; metrics rewrites its textfile.
+    return phase in ('verify', 'metrics')
+
+
+def probe_paths():
+    """The paths a whole probe describes for the phases that compare files whatever their variables say (the health
+    check's program), so that their plans in the plan pass need no second read of the host."""
+    return plan_health.compared_paths()
+
+
 def probe_needs(phase, node, wanted, stack, fresh=()):
     """Extra node_probe arguments a phase needs beyond what the node holds, or None.
 
@@ -228,10 +253,6 @@ def probe_needs(phase, node, wanted, stack, fresh=()):
                 and read_at.get('packages', 0) > read_at.get(section, 0)]
     if phase == 'report' and ('slurm' in missing or ((node.get('slurm') or {}).get('binaries') or {}).get('scontrol')):
         missing += [section for section in ('slurm', 'slurm_state') if section not in fresh and section not in missing]
-    # The health check's last result is live too where rocm_health planned in this run (it may have just run it).
-    if phase == 'report' and (node.get('health') or plan_health.PROGRAM in (node.get('paths') or {})) and \
-            'health' not in fresh and 'health' not in missing:
-        missing.append('health')
     extra = None
     if phase == 'env' and wanted.get('state') != 'absent':
         extra = plan_env.probe_needs(node, wanted, stack)

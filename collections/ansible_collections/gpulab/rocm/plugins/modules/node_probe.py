@@ -27,8 +27,8 @@ author:
 options:
   sections:
     description:
-      - What to read; the default is everything but C(candidates), C(paths), C(autoremove), C(fix_broken),
-        C(containers), C(slurm_state) and C(modules).
+      - What to read; the default is everything but C(candidates), C(autoremove), C(fix_broken), C(containers)
+        and C(slurm_state), and C(paths) only where O(paths) names some.
       - Section C(containers) (read for the C(rocm_containers) role) reads the container engines present
         (C(podman), C(docker) and their versions), whether dockerd runs, when it started and how many containers it
         runs, C(/etc/docker/daemon.json), the CDI specs of C(/etc/cdi) and C(/var/run/cdi), C(/dev/kfd) and
@@ -71,7 +71,8 @@ options:
         Slurm sees it (C(scontrol show node -o)).
       - Section C(health) reads the last result of C(gpulab-gpu-health) (C(/var/lib/gpulab/health/last.json),
         role C(rocm_health)) - its verdict and failing checks; a link, a file not owned by root or writable by others
-        is not read.
+        is not read - and the GPU count its data file C(/etc/gpulab/health.json) records (only from a regular file
+        owned by root).
     type: list
     elements: str
     default: []
@@ -163,7 +164,7 @@ ansible_facts:
     gpulab_node:
       description: One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups),
         C(alternatives), C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates),
-        C(containers), C(slurm), C(slurm_state), C(modules), C(health)), plus C(sections), C(params), C(notices) (what was
+        C(containers), C(slurm), C(slurm_state), C(modules), C(health) with C(health_recorded_gpu_count)), plus C(sections), C(params), C(notices) (what was
         replaced or left unread, and why) and C(timeouts) (the tools stopped by their time limit).
       returned: always
       type: dict
@@ -182,7 +183,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
     TOOL_DIRS, ToolTimeout, timed_run, utf8_notice, valid_utf8,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import read_all
-from ansible_collections.gpulab.rocm.plugins.module_utils.health_run import read_result as read_health_result
+from ansible_collections.gpulab.rocm.plugins.module_utils.health_run import read_recorded_count, read_result as read_health_result
 from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
     dearmor, expired_keys, primary_fingerprints, trusted_keyring,
 )
@@ -195,8 +196,7 @@ SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig
             'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm',
             'slurm_state', 'modules', 'health']
 DEFAULT_SECTIONS = [section for section in SECTIONS
-                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm_state',
-                                       'modules')]
+                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm_state')]
 # Slurm's own files as the role rocm_slurm reads them (never the munge key's content).
 SLURM_FILES = ('slurm.conf', 'gres.conf', 'cgroup.conf')
 SLURMD_DEFAULTS = '/etc/default/slurmd'
@@ -555,7 +555,8 @@ def main():
         ),
         supports_check_mode=True,
     )
-    sections = module.params['sections'] or DEFAULT_SECTIONS
+    # The whole probe also describes the paths it is given (the files the phases compare: one read for all).
+    sections = module.params['sections'] or DEFAULT_SECTIONS + (['paths'] if module.params['paths'] else [])
     probe = Probe(module)
     node = probe.node
     # GPUs first: whether the host is a container decides what the apt section asks.
@@ -574,6 +575,7 @@ def main():
                                      for path in module.params['paths'])
             elif section == 'health':
                 node['health'] = read_health_result()
+                node['health_recorded_gpu_count'] = read_recorded_count()
             elif section == 'alternatives':
                 node['alternatives'] = {'rocm': ns.alternative('/', 'rocm')}
             else:

@@ -28,7 +28,8 @@ author:
   - gpulab.rocm contributors (@gpulab)
 options:
   phase:
-    description: The phase to plan (one of the planner's CONTRACT); required unless O(forget) or O(gate) is true.
+    description: The phase to plan (one of the planner's CONTRACT); required unless O(forget), O(gate) or O(stale) is
+      given.
     type: str
     choices: [preflight, repo, driver, sdk, access, env, modules, containers, health, metrics, verify, report,
               slurm_node, slurm]
@@ -38,12 +39,24 @@ options:
         failed half way (a package run that stopped), after which no plan can trust what was read before.
     type: bool
     default: false
+  stale:
+    description:
+      - Instead of planning, mark these probe sections as out of date, so that the next plan that reads one of them
+        reads it anew and nothing else; for a task that changed what a section describes without a plan (the health
+        check's last result, C(health), after running the check).
+    type: list
+    elements: str
+    default: []
+    version_added: 0.3.0
   gate:
     description:
       - Instead of planning, stop the host when any phase planned in this play's plan pass refused (or preflight
         found problems), with every problem of every phase in one message; see docs/plan-contract.md. In the plan
         pass (the task variable C(gpulab_plan_pass) is true) a refusing phase does not fail; its problems are kept
         for this gate.
+      - When nothing refuses, the gate keeps in C(gpulab_node.pass.apply) (and returns as C(apply)) the phases whose
+        roles have something to do on this run - a change, a check or a message of their own, or a change of a phase
+        before them; C(playbooks/provision.yml) skips the other roles whole.
     type: bool
     default: false
   wanted:

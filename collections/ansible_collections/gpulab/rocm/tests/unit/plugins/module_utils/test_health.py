@@ -374,3 +374,19 @@ def test_verdicts():
     assert health.verdict([passed, health.entry('health_data', 'error', 'x')]) == 'error'
     assert health.verdict([health.entry('health_data', 'error', 'x'), health.entry('rocminfo', 'fail', 'x')]) == \
         'unhealthy'
+
+
+def test_the_recorded_gpu_count_is_read_only_from_roots_regular_file(tmp_path):
+    data = tmp_path / 'health.json'
+    assert health_run.read_recorded_count(str(data)) is None  # no data file yet: the first provisioning
+    data.write_text(json.dumps({'gpu_count': 8, 'link_policy': 'fail'}))
+    assert health_run.read_recorded_count(str(data)) == 8
+    link = tmp_path / 'link.json'
+    link.symlink_to(data)
+    assert health_run.read_recorded_count(str(link)) is None  # never followed
+    os.chown(str(data), 1000, 1000)
+    assert health_run.read_recorded_count(str(data)) is None  # not root's: not trusted
+    os.chown(str(data), 0, 0)
+    for text in ('[8]', '{"gpu_count": true}', '{"gpu_count": "8"}', 'not json'):
+        data.write_text(text)
+        assert health_run.read_recorded_count(str(data)) is None, text

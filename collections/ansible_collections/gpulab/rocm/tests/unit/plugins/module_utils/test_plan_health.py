@@ -21,7 +21,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils import plan_common, pl
 WANTED = dict(node_class='', node_classes={}, gpu_models={}, gpu_count=-1, link_policy='fail', aer_correctable='warn',
               max_uncorrectable_ecc=0, max_pending_bad_pages=0, rocminfo_timeout=20, amd_smi_timeout=15,
               resume_limit=3, resume_window_hours=24,
-              kfd_group='render', render_group='render', sysfs_root='/sys', dev_root='/dev', current_text='')
+              kfd_group='render', render_group='render', sysfs_root='/sys', dev_root='/dev')
 NODE = {'os': {'euid': 0}, 'gpu_pci': {'amd_count': 8}, 'paths': {}}
 STACK = {'expected_gpu_count': -1}
 
@@ -71,9 +71,8 @@ def test_the_installed_program_runs_alone(tmp_path):
 
 def test_the_gpu_count_comes_from_the_class_the_role_the_stack_the_record_or_the_bus():
     assert plan()['data']['gpu_count'] == 8 and plan()['count_source'] == 'the GPUs on the bus now'
-    recorded = json.dumps({'gpu_count': 8})
-    lost = dict(NODE, gpu_pci={'amd_count': 7})
-    kept = plan(node=lost, current_text=recorded)
+    lost = dict(NODE, gpu_pci={'amd_count': 7}, health_recorded_gpu_count=8)
+    kept = plan(node=lost)
     assert kept['data']['gpu_count'] == 8 and kept['count_source'] == 'the count recorded at the first provisioning'
     assert kept['notices'] == ['the health check expects 8 GPU(s) (the count recorded at the first provisioning), '
                                'the PCI bus shows 7 now; set rocm_health_gpu_count or the node class to change '
@@ -111,6 +110,17 @@ def test_a_converged_node_changes_nothing():
 
 
 def test_the_planner_asks_the_probe_for_the_installed_files():
-    needs = planner.probe_needs('health', {'sections': ['os', 'gpus']}, WANTED, STACK)
+    needs = planner.probe_needs('health', {'sections': ['os', 'gpus', 'health']}, WANTED, STACK)
     assert needs['sections'] == ['paths'] and plan_health.PROGRAM in needs['paths']
     assert plan_health.DATA in needs['paths']
+    # A whole probe describes them already (planner.probe_paths, the action's first read): no second read.
+    described = dict((path, {'type': None}) for path in planner.probe_paths())
+    assert planner.probe_needs('health', {'sections': ['os', 'gpus', 'health', 'paths'], 'paths': described},
+                               WANTED, STACK) is None
+
+
+def test_the_role_has_work_on_every_run_where_it_runs_the_check():
+    converged = {'changes': [], 'notices': []}
+    assert planner.has_work('health', converged, dict(WANTED, run=True))
+    assert not planner.has_work('health', converged, dict(WANTED, run=False))
+    assert planner.has_work('health', dict(converged, notices=['expects 8 GPU(s)']), dict(WANTED, run=False))

@@ -57,3 +57,39 @@ def test_an_earlier_plan_holds_until_a_section_it_had_is_read_again():
     assert not plan_pass.still_holds(memo, "k", {"os": 1, "packages": 3})
     assert not plan_pass.still_holds(memo, "other inputs", {"os": 1, "packages": 1})
     assert not plan_pass.still_holds({}, "k", {})
+
+
+def test_a_converged_host_applies_only_the_phases_with_work_of_their_own():
+    run = {}
+    for phase in ("preflight", "repo", "sdk", "env", "verify"):
+        run = plan_pass.record(run, phase, work=phase == "verify")
+    assert plan_pass.applies(run) == ["verify"]
+
+
+def test_every_phase_after_a_change_applies_and_the_ones_before_it_do_not():
+    run = plan_pass.record(plan_pass.record({}, "repo", work=False), "sdk", ["install hip-runtime-amd"], work=False)
+    run = plan_pass.record(plan_pass.record(run, "access", work=False), "env", work=False)
+    # sdk's change makes it work; access and env plan again after it.
+    assert run["work"] == {"repo": False, "sdk": True, "access": False, "env": False}
+    assert plan_pass.applies(run) == ["sdk", "access", "env"]
+
+
+def test_a_pass_recorded_before_work_was_kept_applies_everything():
+    assert plan_pass.applies({"order": ["repo", "sdk"], "changes": {}}) == ["repo", "sdk"]
+    assert plan_pass.applies({}) == []
+
+
+def test_what_each_role_does_on_a_run_with_nothing_to_change():
+    from ansible_collections.gpulab.rocm.plugins.module_utils import planner
+    quiet = {"changes": [], "notices": []}
+    assert not planner.has_work("repo", quiet, {})
+    assert planner.has_work("env", dict(quiet, notices=["MIOpen's cache folder is shared"]), {})
+    assert planner.has_work("sdk", dict(quiet, changes=[{"change": "install x", "reason": "y"}]), {})
+    # The driver's "why not" is said when the role runs; a pending reboot is work.
+    assert not planner.has_work("driver", dict(quiet, wanted=False, why_not="a container", install=[]), {})
+    assert planner.has_work("driver", dict(quiet, wanted=True, install=[], reboot_pending=True), {})
+    assert planner.has_work("containers", dict(quiet, check={"engines": ["podman"]}), {})
+    assert not planner.has_work("containers", dict(quiet, check={"engines": []}), {})
+    assert planner.has_work("maintenance", dict(quiet, drain=False, wait=False, reboot=False, resume=True), {})
+    assert not planner.has_work("maintenance", dict(quiet, drain=False, wait=False, reboot=False, resume=False), {})
+    assert planner.has_work("verify", quiet, {}) and planner.has_work("metrics", quiet, {})
