@@ -8,9 +8,12 @@
 # Everything lands under $OUT; summary.txt says what each step found (PASS/FAIL lines), and the script exits 1 when
 # any step failed.
 # Needs the ansible-core wheels (.whl/validate, docs/validation.md) and the built mirror (.cache/mirror/www) carried.
+# The release is the first argument (default 6.2.4, the inventory's): `bash tests/device/run_site.sh 7.2.3`.
 # shellcheck source=tests/device/ansible-env.sh
 . tests/device/ansible-env.sh
 GPU_USER=gpulabgpu
+RELEASE=${1:-6.2.4}
+[[ $RELEASE =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?$ ]] || { echo "not a ROCm release: $RELEASE" >&2; exit 2; }
 failed=0
 say() { echo "$*" | tee -a "$OUT/summary.txt"; }
 check() {  # check NAME COMMAND...: PASS or FAIL with the name
@@ -67,8 +70,8 @@ python3 -c 'import torch; print(torch.__version__, torch.__file__)' > "$OUT/torc
 # A GPU user of our own, made before the first snapshot (the run adds it to the GPU groups; lifecycle.md: they stay).
 id "$GPU_USER" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$GPU_USER"
 # No AMD GPU: the fixture rocminfo prints its no-gpu capture (no /etc/gpulab-fixture/profile), verify expects none.
-printf '{"rocm_gpu_users": ["%s"], "rocm_report_dest": "%s", "rocm_expected_gpu_count": 0}\n' "$GPU_USER" \
-  "$OUT/fleet-report" > "$OUT/extra-vars.json"
+printf '{"rocm_version": "%s", "rocm_gpu_users": ["%s"], "rocm_report_dest": "%s", "rocm_expected_gpu_count": 0}\n' \
+  "$RELEASE" "$GPU_USER" "$OUT/fleet-report" > "$OUT/extra-vars.json"
 login before
 snapshot "$OUT/snapshot-before.txt"
 
