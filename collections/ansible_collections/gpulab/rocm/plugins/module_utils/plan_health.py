@@ -132,8 +132,8 @@ def data(node, wanted, stack):
 def plan(node, wanted, stack):
     """wanted: the role's variables (rocm_health_* without the prefix).
 
-    Returns the Plan: folders, files (0644), scripts (0755), each only where it differs, and data (the expected
-    values), count_source (where the GPU count comes from), summary."""
+    Returns the Plan: folders, library (the program's code, 0644), files (the data file, 0644), scripts (0755), each
+    only where it differs, and data (the expected values), count_source (where the GPU count comes from), summary."""
     result = Plan('health')
     values, source, found = data(node, wanted, stack)
     paths = node.get('paths') or {}
@@ -142,10 +142,10 @@ def plan(node, wanted, stack):
     files[DATA] = content
     result.update(folders=[path for path in folders() if (paths.get(path) or {}).get('type') != 'directory'
                            or (paths[path].get('mode'), paths[path].get('uid')) != ('0755', 0)],
-                  files={}, scripts={}, data=values, count_source=source)
+                  library={}, files={}, scripts={}, data=values, count_source=source)
     for path in sorted(files):
         if not file_matches(paths.get(path), files[path]):
-            result['files'][path] = files[path]
+            result['files' if path == DATA else 'library'][path] = files[path]
             result.change('write %s' % path, 'the expected values changed' if path == DATA else
                           'the health check program differs from the collection\'s')
     for path, text in ((PROGRAM, ENTRY), (SLURM_PROGRAM, SLURM_ENTRY)):

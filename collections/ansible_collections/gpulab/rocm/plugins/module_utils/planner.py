@@ -127,7 +127,8 @@ CONTRACT = {
         'sections': ('os', 'gpus', 'health'),
         'keys': {
             'folders': 'Root-owned folders of the program to make.',
-            'files': "The program's files and the expected values to write, path to content.",
+            'library': "The program's code to write (the collection's module_utils it runs), path to content.",
+            'files': 'The expected values to write (the data file), path to content.',
             'scripts': 'The entry scripts to write (mode 0755), path to content.',
         },
     },

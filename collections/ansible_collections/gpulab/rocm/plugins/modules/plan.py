@@ -231,7 +231,7 @@ files:
   description:
   - 'Phase env: Root-owned files to write, path to content (profile.d, ld.so.conf.d).'
   - 'Phase modules: Modulefiles and the default marker to write, path to content.'
-  - 'Phase health: The program''s files and the expected values to write, path to content.'
+  - 'Phase health: The expected values to write (the data file), path to content.'
   - 'Phase metrics: The writer''s code, its configuration, the units and the drop-in, path to content.'
   - 'Phase slurm: Slurm files to write, path to content.'
   returned: for the phases env, modules, health, metrics, slurm
@@ -263,6 +263,11 @@ ldconfig:
   description:
   - 'Phase env: Whether the linker cache is rebuilt.'
   returned: for the phase env
+  type: raw
+library:
+  description:
+  - 'Phase health: The program''s code to write (the collection''s module_utils it runs), path to content.'
+  returned: for the phase health
   type: raw
 memberships:
   description:

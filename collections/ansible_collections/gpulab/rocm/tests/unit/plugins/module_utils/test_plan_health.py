@@ -98,14 +98,18 @@ def test_bad_classes_and_values_are_refused_by_name():
 
 def test_a_converged_node_changes_nothing():
     first = plan()
-    files = dict(first['files'])
+    # The code apart from the data file: the role writes the code without a diff.
+    assert list(first['files']) == [plan_health.DATA] and plan_health.DATA not in first['library']
+    assert set(first['library']) == set(plan_health.library_files())
+    files = dict(first['files'], **first['library'])
     paths = dict((path, {'type': 'file', 'sha1': plan_common.sha1(content), 'mode': '0644', 'uid': 0, 'gid': 0})
                  for path, content in files.items())
     for path, text in ((plan_health.PROGRAM, plan_health.ENTRY), (plan_health.SLURM_PROGRAM, plan_health.SLURM_ENTRY)):
         paths[path] = {'type': 'file', 'sha1': plan_common.sha1(text), 'mode': '0755', 'uid': 0, 'gid': 0}
     paths.update((path, {'type': 'directory', 'mode': '0755', 'uid': 0}) for path in plan_health.folders())
     again = plan(node=dict(NODE, paths=paths))
-    assert (again['changes'], again['files'], again['scripts'], again['folders']) == ([], {}, {}, [])
+    assert (again['changes'], again['files'], again['library'], again['scripts'], again['folders']) == \
+        ([], {}, {}, {}, [])
     assert len(first['changes']) == len(files) + 2
 
 
