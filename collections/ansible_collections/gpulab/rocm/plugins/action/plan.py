@@ -122,7 +122,8 @@ class ActionModule(ActionBase):
         refused = planner.refusals(phase, plan)
         if in_pass or refused:
             node['pass'] = passes.record(plan_pass, phase, [item['change'] for item in plan.get('changes') or []],
-                                         refused, planner.has_work(phase, plan, args['wanted']))
+                                         refused, planner.has_work(phase, plan, args['wanted']),
+                                         plan.get('notices') or [])
         memo = {'key': key, 'read_at': node.get('read_at') or {}, 'plan': plan}
         node['plans'] = dict(node.get('plans') or {}, **{phase: memo})
         return self._planned(result, phase, plan, node, run, inputs)
@@ -143,7 +144,8 @@ class ActionModule(ActionBase):
     def _gate(self, result, node, task_vars):
         """Stop the host when any phase of the plan pass refused: every problem of every phase in one message."""
         plan_pass = node.get('pass') or {}
-        result.update(changed=False, planned=plan_pass.get('order') or [], refusals=plan_pass.get('refusals') or {})
+        result.update(changed=False, planned=plan_pass.get('order') or [], refusals=plan_pass.get('refusals') or {},
+                      notices=passes.notices(plan_pass))
         try:
             release = stack.resolve(dict((name, self._templar.template(task_vars[name]))
                                          for name in stack.DEFAULTS if name in task_vars))['version']

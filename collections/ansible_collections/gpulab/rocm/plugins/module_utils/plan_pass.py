@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The plan pass of a play and its gate (docs/plan-contract.md): what the pass keeps of each phase, the gate's one
 message, what a refusal after the gate says was already changed, and when a plan made earlier still holds. Pure;
-the plan action keeps the pass in the host fact gpulab_node['pass']: {'order', 'changes', 'work', 'refusals'}, and
-the gate adds 'apply'."""
+the plan action keeps the pass in the host fact gpulab_node['pass']: {'order', 'changes', 'work', 'notices',
+'refusals'}, and the gate adds 'apply'."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -18,10 +18,12 @@ def claim_free(message):
     return message[:-len(_CLAIM)] if message.endswith(_CLAIM) else message
 
 
-def record(plan_pass, phase, changes=(), refusals=(), work=True):
+def record(plan_pass, phase, changes=(), refusals=(), work=True, notices=()):
     """The pass with this phase planned (in the order the play plans, which is the order it applies); work: whether
-    its role has anything to do after the gate (planner.has_work)."""
+    its role has anything to do after the gate (planner.has_work); notices: what its plan says needs attention (the
+    gate shows every phase's at once)."""
     plan_pass = dict(plan_pass or {})
+    plan_pass['notices'] = dict(plan_pass.get('notices') or {}, **{phase: list(notices)})
     plan_pass['order'] = [p for p in plan_pass.get('order') or [] if p != phase] + [phase]
     plan_pass['changes'] = dict(plan_pass.get('changes') or {}, **{phase: list(changes)})
     plan_pass['work'] = dict(plan_pass.get('work') or {}, **{phase: bool(work or changes)})
@@ -30,6 +32,17 @@ def record(plan_pass, phase, changes=(), refusals=(), work=True):
         kept[phase] = list(refusals)
     plan_pass['refusals'] = kept
     return plan_pass
+
+
+def notices(plan_pass):
+    """Every phase's notices, in the order of the play, each once, named by its phase."""
+    shown = []
+    for phase in (plan_pass or {}).get('order') or []:
+        for notice in ((plan_pass.get('notices') or {}).get(phase) or []):
+            line = '%s: %s' % (phase, _unprefixed(notice, phase))
+            if line not in shown:
+                shown.append(line)
+    return shown
 
 
 def applies(plan_pass):

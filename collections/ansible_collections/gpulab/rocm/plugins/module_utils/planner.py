@@ -217,10 +217,10 @@ def refusals(phase, plan):
 
 
 def has_work(phase, plan, wanted):
-    """Whether the role's tasks after its plan have anything to do on this run: a change, something to say, or a
-    check it runs every time (what each role's tasks/main.yml acts on). A play with a plan pass skips a role with no
-    work whose phases before it change nothing (plan_pass.applies)."""
-    if plan.get('changes') or plan.get('notices'):
+    """Whether the role's tasks after its plan have anything to do on this run: a change, or a check it runs every
+    time (what each role's tasks/main.yml acts on; its notices the gate shows). A play with a plan pass skips a role
+    with no work whose phases before it change nothing (plan_pass.applies)."""
+    if plan.get('changes'):
         return True
     if phase == 'driver':
         # Why a host gets no driver is said when the role runs, not on every converged run.

@@ -127,4 +127,4 @@ def test_the_role_has_work_on_every_run_where_it_runs_the_check():
     converged = {'changes': [], 'notices': []}
     assert planner.has_work('health', converged, dict(WANTED, run=True))
     assert not planner.has_work('health', converged, dict(WANTED, run=False))
-    assert planner.has_work('health', dict(converged, notices=['expects 8 GPU(s)']), dict(WANTED, run=False))
+    assert not planner.has_work('health', dict(converged, notices=['expects 8 GPU(s)']), dict(WANTED, run=False))

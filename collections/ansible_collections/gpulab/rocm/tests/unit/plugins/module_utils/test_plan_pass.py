@@ -83,7 +83,8 @@ def test_what_each_role_does_on_a_run_with_nothing_to_change():
     from ansible_collections.gpulab.rocm.plugins.module_utils import planner
     quiet = {"changes": [], "notices": []}
     assert not planner.has_work("repo", quiet, {})
-    assert planner.has_work("env", dict(quiet, notices=["MIOpen's cache folder is shared"]), {})
+    # Notices are the gate's to show (plan_pass.notices): a role with nothing else to do is skipped.
+    assert not planner.has_work("env", dict(quiet, notices=["MIOpen's cache folder is shared"]), {})
     assert planner.has_work("sdk", dict(quiet, changes=[{"change": "install x", "reason": "y"}]), {})
     # The driver's "why not" is said when the role runs; a pending reboot is work.
     assert not planner.has_work("driver", dict(quiet, wanted=False, why_not="a container", install=[]), {})
@@ -93,3 +94,11 @@ def test_what_each_role_does_on_a_run_with_nothing_to_change():
     assert planner.has_work("maintenance", dict(quiet, drain=False, wait=False, reboot=False, resume=True), {})
     assert not planner.has_work("maintenance", dict(quiet, drain=False, wait=False, reboot=False, resume=False), {})
     assert planner.has_work("verify", quiet, {}) and planner.has_work("metrics", quiet, {})
+
+
+def test_the_gate_shows_every_phase_s_notices_once_in_the_order_of_the_play():
+    run = plan_pass.record({}, "preflight", notices=["the archive cannot be reached"])
+    run = plan_pass.record(run, "modules", notices=["rocm_modules: neither Lmod nor Environment Modules"])
+    run = plan_pass.record(run, "health", notices=["expects 8 GPU(s)", "expects 8 GPU(s)"])
+    assert plan_pass.notices(run) == ["preflight: the archive cannot be reached",
+                                      "modules: neither Lmod nor Environment Modules", "health: expects 8 GPU(s)"]
