@@ -30,12 +30,12 @@ USER_FOLDER = ("install -d -o alice -m 0755 /srv/alice-cache", "rmdir /srv/alice
 
 CASES = [
     # id, extra vars, fake OS, setup (command, undo) or None, words the message must contain
-    ("malformed version", {"rocm_version": "6.2.x"}, None, None, ["'6.2.x' is not a release number"]),
-    ("malformed side-by-side release", {"rocm_versions": ["6.2.4", "latest"]}, None, None,
-     ["'latest' is not a release number"]),
+    # The stack-wide inputs are checked together (stack.resolve lists every invalid one): one run for three.
+    ("malformed version, side-by-side release and install source",
+     {"rocm_version": "6.2.x", "rocm_versions": ["6.2.4", "latest"], "rocm_install_source": "conda"}, None, None,
+     ["'6.2.x' is not a release number", "'latest' is not a release number", "conda", "amd, distro"]),
     ("default not among the side-by-side releases", {"rocm_versions": ["6.2"]}, None, None,
      ["rocm_version 6.2.4 is not among rocm_versions (6.2.0)"]),
-    ("unknown install source", {"rocm_install_source": "conda"}, None, None, ["conda", "amd, distro"]),
     ("listed user that does not exist", {"rocm_gpu_users": ["alice", "nosuchuser"]}, None, None,
      ["users that do not exist: nosuchuser", GATE]),
     ("unknown codename (Debian 11)", {}, "debian11", None, ["Debian 11 has no ROCm apt suite", GATE]),
