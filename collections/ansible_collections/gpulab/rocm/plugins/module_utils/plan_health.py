@@ -143,6 +143,8 @@ def plan(node, wanted, stack):
     result.update(folders=[path for path in folders() if (paths.get(path) or {}).get('type') != 'directory'
                            or (paths[path].get('mode'), paths[path].get('uid')) != ('0755', 0)],
                   library={}, files={}, scripts={}, data=values, count_source=source)
+    for path in result['folders']:
+        result.change('make %s' % path, 'a folder of the health check (root, mode 0755)')
     for path in sorted(files):
         if not file_matches(paths.get(path), files[path]):
             result['files' if path == DATA else 'library'][path] = files[path]

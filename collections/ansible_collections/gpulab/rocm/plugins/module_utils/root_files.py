@@ -2,14 +2,19 @@
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Writing a root-owned file so that no reader ever sees half of it and no one can plant the temporary file: one
-implementation for the modules that write system files (apt_source, apt_keyring, system_files)."""
+implementation for the modules that write system files (apt_source, apt_keyring, system_files); and the
+root-owned folders they go in."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import os
+import stat
 import tempfile
+
+FOLDER_MODE = 0o755
 
 
 def write_atomic(path, content, mode=0o644, owner=(0, 0), dir_mode=0o755):
@@ -34,3 +39,48 @@ def write_atomic(path, content, mode=0o644, owner=(0, 0), dir_mode=0o755):
         if os.path.lexists(tmp):
             os.unlink(tmp)
         raise
+
+
+def folder_changes(paths):
+    """What making each folder (root, 0755) takes, in the order given (parents first): [(path, 'make' or 'fix')].
+    Raises ValueError naming the first path that is there but is not a folder (a link is never followed) or whose
+    parent is not a folder only root can write to (a parent this list makes counts as root's)."""
+    changes, made = [], set()
+    for path in paths:
+        parent = os.path.dirname(path.rstrip('/')) or '/'
+        if parent not in made:
+            try:
+                info = os.lstat(parent)
+            except OSError:
+                raise ValueError('%s cannot be made: its parent %s is not there' % (path, parent))
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+                raise ValueError('%s cannot be made: its parent %s is not a folder only root can write to'
+                                 % (path, parent))
+        try:
+            info = os.lstat(path)
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                raise
+            changes.append((path, 'make'))
+            made.add(path)
+            continue
+        if not stat.S_ISDIR(info.st_mode):
+            raise ValueError('%s is there but is not a folder (a link or a file): not changed' % path)
+        made.add(path)
+        if (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid) != (FOLDER_MODE, 0, 0):
+            changes.append((path, 'fix'))
+    return changes
+
+
+def make_folders(changes):
+    """Apply folder_changes: make the missing folders, give the others root's ownership and mode 0755, through a
+    descriptor opened without following a link (a folder swapped for a link in between is refused by the kernel)."""
+    for path, action in changes:
+        if action == 'make':
+            os.mkdir(path, FOLDER_MODE)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            os.fchown(fd, 0, 0)
+            os.fchmod(fd, FOLDER_MODE)
+        finally:
+            os.close(fd)

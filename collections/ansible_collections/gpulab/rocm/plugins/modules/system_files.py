@@ -22,6 +22,15 @@ description:
 author:
   - gpulab.rocm contributors (@gpulab)
 options:
+  dirs:
+    description:
+      - Folders to make first, in this order (parents before children), owned by root with mode 0755; one that
+        exists gets that owner and mode. A path that is there but is not a folder (a link is never followed), or
+        whose parent is not a folder only root can write to, is refused before anything changes.
+    type: list
+    elements: path
+    default: []
+    version_added: 0.3.0
   files:
     description: Path to content of the files to write.
     type: dict
@@ -64,7 +73,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 changed_files:
-  description: The paths written or removed.
+  description: The folders made or given root's ownership and mode, and the paths written or removed.
   returned: always
   type: list
   elements: str
@@ -79,7 +88,7 @@ import os
 import stat
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpulab.rocm.plugins.module_utils.root_files import write_atomic
+from ansible_collections.gpulab.rocm.plugins.module_utils.root_files import folder_changes, make_folders, write_atomic
 
 
 def current(path):
@@ -114,6 +123,7 @@ def check_folder(module, path):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
+            dirs=dict(type='list', elements='path', default=[]),
             files=dict(type='dict', default={}),
             remove=dict(type='list', elements='path', default=[]),
             mode=dict(type='str', default='0644'),
@@ -126,9 +136,21 @@ def main():
     for path in list(wanted) + module.params['remove']:
         if not os.path.isabs(path) or '/../' in path + '/':
             module.fail_json(msg='%s is not an absolute path. Nothing was changed.' % path)
+    for path in module.params['dirs']:
+        if not os.path.isabs(path) or '/../' in path + '/':
+            module.fail_json(msg='%s is not an absolute path. Nothing was changed.' % path)
+    try:
+        folders = folder_changes(module.params['dirs'])
+    except (ValueError, OSError) as exc:
+        module.fail_json(msg='%s. Nothing was changed.' % exc)
+    made = set(path for path, _action in folders)
     writes, diffs = [], []
+    for path, action in folders:
+        diffs.append(dict(before_header=path, after_header=path, before='' if action == 'make' else 'a folder\n',
+                          after='a folder of root, mode 0755\n'))
     for path in sorted(wanted):
-        check_folder(module, path)
+        if os.path.dirname(path) not in made:
+            check_folder(module, path)
         data, current_mode, uid, gid, is_file = current(path)
         if not (is_file and data == wanted[path] and current_mode == mode and uid == 0 and gid == 0):
             writes.append(path)
@@ -140,9 +162,13 @@ def main():
         data = current(path)[0]
         diffs.append(dict(before_header=path, after_header='(removed)',
                           before=(data or b'').decode('utf-8', 'replace'), after=''))
-    changed = writes + removals
+    changed = [path for path, _action in folders] + writes + removals
     ldconfig = module.params['ldconfig'] or any(path.startswith('/etc/ld.so.conf.d/') for path in changed)
     if not module.check_mode:
+        try:
+            make_folders(folders)
+        except OSError as exc:
+            module.fail_json(msg='Cannot make the folders %s: %s' % (', '.join(path for path, _a in folders), exc))
         for path in writes:
             try:
                 write_atomic(path, wanted[path], mode)
@@ -152,7 +178,9 @@ def main():
             os.unlink(path)
         if ldconfig:
             module.run_command(['ldconfig'], check_rc=True)
-    module.exit_json(changed=bool(changed) or ldconfig, changed_files=changed, ldconfig=ldconfig, diff=diffs)
+    # The diff only where it was asked for (a task with diff: false gets none, whatever the command line says).
+    module.exit_json(changed=bool(changed) or ldconfig, changed_files=changed, ldconfig=ldconfig,
+                     **(dict(diff=diffs) if module._diff else {}))
 
 
 if __name__ == '__main__':

@@ -110,7 +110,11 @@ def test_a_converged_node_changes_nothing():
     again = plan(node=dict(NODE, paths=paths))
     assert (again['changes'], again['files'], again['library'], again['scripts'], again['folders']) == \
         ([], {}, {}, {}, [])
-    assert len(first['changes']) == len(files) + 2
+    assert len(first['changes']) == len(plan_health.folders()) + len(files) + 2
+    # A folder someone made group-writable is a change of its own (the role is not skipped on it).
+    loose = dict(paths, **{plan_health.STATE_DIR: {'type': 'directory', 'mode': '0775', 'uid': 0}})
+    fixed = plan(node=dict(NODE, paths=loose))
+    assert fixed['folders'] == [plan_health.STATE_DIR] and len(fixed['changes']) == 1
 
 
 def test_the_planner_asks_the_probe_for_the_installed_files():
