@@ -154,8 +154,9 @@ def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
         # autoremove now, so that only the orphans of this run are removed afterwards (never the admin's).
         result['orphans_before'] = node.get('autoremove') if (
             packages['prepurge_autoremove'] or packages['purge_autoremove']) else None
-        # What the package change makes stale, read again after it (the orphans only where they are compared).
-        result['refresh_after'] = ['packages', 'tools', 'ldconfig', 'alternatives', 'versions'] + (
+        # What the package change makes stale, read again after it (the orphans only where they are compared), with
+        # the releases under /opt that rocm_modules plans from (planner.DERIVED_FROM_PACKAGES): one read for both.
+        result['refresh_after'] = ['packages', 'tools', 'ldconfig', 'alternatives', 'versions', 'modules'] + (
             ['autoremove'] if result['orphans_before'] is not None else [])
         for key, text in (('prepurge', 'remove before the install'), ('install', 'install'),
                           ('purge', 'remove')):

@@ -281,6 +281,16 @@ def test_the_installed_releases_are_read_again_after_a_package_change():
     stale["read_at"]["packages"] = 3
     assert planner.probe_needs("modules", stale, {}, inputs()) == {"sections": ["modules"]}
     assert planner.probe_needs("modules", stale, {}, inputs(), fresh={"modules"}) is None
+    # rocm_sdk reads the modules section again with the packages after its change: then nothing is missing.
+    stale["read_at"]["modules"] = 3
+    assert planner.probe_needs("modules", stale, {}, inputs()) is None
+    # The same plan as test_the_package_plan_with_the_candidates_apt_offers: what it reads again after installing.
+    node = probe(CONVERGED)
+    installed = node["packages"]
+    node["candidates"] = dict((name, [version]) for name, (_abbrev, version) in installed.items() if ".60204-" in version)
+    node["packages"] = dict((name, info) for name, info in installed.items() if ".60204-" not in info[1])
+    refresh_after = plan_sdk.plan(node, SDK, inputs())["refresh_after"]
+    assert set(planner.DERIVED_FROM_PACKAGES) <= set(refresh_after) and "packages" in refresh_after
 
 
 def test_a_keyring_with_more_than_public_keys_is_replaced():
