@@ -14,6 +14,7 @@ docker rm -f "$name" >/dev/null 2>&1 || true
 docker run -d --name "$name" --hostname "$name" --network host gpulab/debian:trixie sleep infinity >/dev/null
 trap 'docker rm -f "$name" >/dev/null 2>&1' EXIT
 cat > "$out/hosts.yml" <<INV
+---
 all:
   children:
     rocm_nodes:
