@@ -159,8 +159,9 @@ class ActionModule(ActionBase):
         result['apply'] = passes.applies(plan_pass)
         result['msg'] = 'every phase is planned (%s): nothing refuses; to apply: %s' % (
             ', '.join(result['planned']) or 'none', ', '.join(result['apply']) or 'none')
-        result['ansible_facts'] = {'gpulab_node': dict(node, run=_run_id(), **{'pass': dict(plan_pass,
-                                                                                          apply=result['apply'])})}
+        kept = dict(node, run=_run_id())
+        kept['pass'] = dict(plan_pass, apply=result['apply'])
+        result['ansible_facts'] = {'gpulab_node': kept}
         return result
 
     def _probe(self, node, probe_args, sections, task_vars):
