@@ -170,9 +170,8 @@ def plan_amd_exporter(node, wanted, result):
     if not installed:
         candidates = node.get('candidates')
         if candidates is None or AMD_EXPORTER_PACKAGE not in candidates:
+            # Not a change (the plan pass's changes drain a Slurm node): the role asks, then plans again.
             result['amd_exporter_query'] = [AMD_EXPORTER_PACKAGE]
-            result.change('ask apt whether it offers %s' % AMD_EXPORTER_PACKAGE,
-                          'rocm_metrics_amd_exporter_enabled is true and the node\'s GPUs are Instinct')
             return
         if not candidates[AMD_EXPORTER_PACKAGE]:
             result.warn('AMD\'s exporter is skipped: no configured apt source offers %s (AMD publishes it in its own '
