@@ -239,10 +239,10 @@ def test_radeon_nodes_are_skipped_with_the_reason(tmp_path, spec, names):
     assert result['amd_exporter_query'] == [] and amd_exporter_fields.CONFIG_FILE not in result['files']
     assert result['services'] == ['gpulab-metrics.timer', 'prometheus-node-exporter']
     assert result['notices'] == [
-        "AMD's exporter (rocm_metrics_amd_exporter_enabled) is skipped: %s not an Instinct MI2xx/MI3xx: AMD's "
-        "exporter supports only those (its metrics-support-matrix.yaml), and its maintainers declined Radeon and APU "
-        "support (ROCm/device-metrics-exporter issue 281). The gpulab_* textfile and node_exporter's drm collector "
-        "cover this node." % names]
+        "AMD's exporter (rocm_metrics_amd_exporter_enabled) is skipped: %s not an Instinct MI2xx/MI3xx, the GPUs the "
+        "role installs it for (AMD's metrics-support-matrix.yaml; AMD closed APU support as wontfix, "
+        "ROCm/device-metrics-exporter issue 281, and lists \"Radeon AI\" cards only from ROCm 7.13). The gpulab_* "
+        "textfile and node_exporter's drm collector cover this node." % names]
 
 
 def test_an_apu_is_skipped(tmp_path):
