@@ -153,10 +153,10 @@ def amd_exporter_unfit(node):
     other = sorted(set('%s (%s)' % (gpu.get('name') or 'an unknown AMD GPU', gpu.get('gfx_target') or 'no gfx target')
                        for gpu in gpus if (gpu.get('gfx_target') or '').split(':')[0] not in AMD_EXPORTER_GFX))
     if other:
+        verb = 'is' if len(other) == 1 else 'are'
         return ('%s %s not an Instinct MI2xx/MI3xx, the GPUs the role installs it for (AMD\'s '
                 'metrics-support-matrix.yaml; AMD closed APU support as wontfix, ROCm/device-metrics-exporter issue '
-                '281, and lists "Radeon AI" cards only from ROCm 7.13)' % (', '.join(other),
-                                                                          'is' if len(other) == 1 else 'are'))
+                '281, and lists "Radeon AI" cards only from ROCm 7.13)' % (', '.join(other), verb))
     return None
 
 
