@@ -325,6 +325,30 @@ def test_amdgpu_dkms_version_and_files(apt624, tmp_path):
     assert "postinst" not in scripts, "the fixture driver must never run DKMS"
 
 
+@pytest.mark.parametrize("codename, ubuntu", [("jammy", "22.04"), ("noble", "24.04")])
+def test_amdgpu_exporter_in_the_exporters_own_repository(server, mirror, tmp_path, codename, ubuntu):
+    """AMD's layout (device-metrics-exporter/apt/1.5.2), signed like the rest; the stand-in says it is a fixture,
+    has AMD's paths and prints the config it is given."""
+    apt = Apt(tmp_path, [f"{server['url']}/device-metrics-exporter/apt/1.5.2 {codename} main"],
+              mirror / "rocm/rocm.gpg.key")
+    apt.update()
+    shown = apt("apt-cache", "show", "amdgpu-exporter").stdout
+    assert f"Version: 1.5.2~{ubuntu}" in shown and "gpulab.rocm TEST FIXTURE" in shown.split("Description", 1)[1]
+    deb = download(apt, tmp_path, "amdgpu-exporter")
+    listing = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True, check=True).stdout
+    for path in ("./usr/local/bin/amd-metrics-exporter", "./usr/lib/systemd/system/amd-metrics-exporter.service",
+                 "./etc/metrics/config.json"):
+        assert path in listing
+    assert "rwxr-xr-x root/root" in [line for line in listing.splitlines() if line.endswith("bin/amd-metrics-exporter")][0]
+    subprocess.run(["dpkg-deb", "-x", deb, tmp_path / "x"], check=True)
+    config = tmp_path / "config.json"
+    config.write_text('{"ServerPort": 5001}\n')
+    run = subprocess.run(["sh", tmp_path / "x/usr/local/bin/amd-metrics-exporter", "-amd-metrics-config", config],
+                         capture_output=True, text=True, check=True)
+    assert run.stdout == f"amd-metrics-exporter ({build_mirror.FIXTURE_NOTE}): config {config}\n" \
+        '{"ServerPort": 5001}\n'
+
+
 def test_files_live_under_versioned_prefix(apt624, tmp_path):
     for package, path in [("rocm-core", "opt/rocm-6.2.4/.info/version"), ("hipcc", "opt/rocm-6.2.4/bin/hipcc"),
                           ("hip-runtime-amd", "opt/rocm-6.2.4/lib/libamdhip64.so.6"),

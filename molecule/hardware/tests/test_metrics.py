@@ -9,6 +9,9 @@ bus" alert instead of 2m: the same expression, a shorter wait.
 node_exporter's own drm and hwmon collectors read /sys, which in a container is this machine's (no AMD GPU): they
 run (their scrape series are checked) but show no amdgpu card; the GPU series come from the textfile, which the
 writer builds from the fixture tree under /srv/gpulab-sysfs.
+
+AMD's exporter: the MI250X node gets the fixture mirror's stand-in amdgpu-exporter and its config.json; the Radeon
+nodes do not (one of them asks for it and is told why not).
 """
 
 import json
@@ -20,6 +23,7 @@ import urllib.request
 
 import pytest
 import testinfra
+import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
 import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
@@ -30,6 +34,7 @@ NODES = {"molecule-hw-navi22": 19611, "molecule-hw-mi250x": 19612, "molecule-hw-
 PROMETHEUS = 19610
 FILES = runs.PROJECT / "roles" / "rocm_metrics" / "files"
 DROPIN = "/etc/systemd/system/prometheus-node-exporter.service.d/gpulab.conf"
+EXPORTER_CONFIG = "/etc/metrics/config.json"
 testinfra_hosts = [BUILD]
 
 
@@ -164,13 +169,46 @@ def test_an_expected_count_the_kfd_does_not_show_fires_too(prometheus):
                                      and alert["labels"]["source"] == "kfd" and alert["state"] == "firing"], 40)
 
 
+def test_amds_exporter_is_installed_and_configured_on_the_instinct_node():
+    """The fixture mirror's stand-in amdgpu-exporter (AMD's paths), installed from AMD's exporter repository, and
+    its config.json from the role's defaults and the node's host_vars."""
+    mi250x = node("molecule-hw-mi250x")
+    package = mi250x.package("amdgpu-exporter")
+    assert package.is_installed and package.version == "1.5.2~22.04"
+    assert "gpulab.rocm TEST FIXTURE" in mi250x.check_output("dpkg-query -W -f '${Description}' amdgpu-exporter")
+    defaults = yaml.safe_load((runs.PROJECT / "roles" / "rocm_metrics" / "defaults" / "main.yml").read_text())
+    assert json.loads(mi250x.file(EXPORTER_CONFIG).content_string) == {
+        "ServerPort": 19615, "GPUConfig": {"Fields": defaults["rocm_metrics_amd_exporter_fields"],
+                                           "Labels": defaults["rocm_metrics_amd_exporter_labels"],
+                                           "CustomLabels": {"node_class": "hw_mi250x"}}}
+    # AMD's unit starts the program with no option: it reads that file (the stand-in prints which one it read).
+    assert "ExecStart=/usr/local/bin/amd-metrics-exporter\n" in \
+        mi250x.file("/usr/lib/systemd/system/amd-metrics-exporter.service").content_string
+    assert mi250x.check_output("/usr/local/bin/amd-metrics-exporter").startswith(
+        "amd-metrics-exporter (gpulab.rocm TEST FIXTURE, not AMD's package): config %s\n" % EXPORTER_CONFIG)
+
+
+def test_the_radeon_nodes_do_not_get_amds_exporter():
+    # molecule-hw-navi22 asks for it (host_vars): the check-mode run below shows the note that says why not.
+    for name in ("molecule-hw-navi22", "molecule-hw-mixed"):
+        assert not node(name).package("amdgpu-exporter").is_installed
+        assert not node(name).file(EXPORTER_CONFIG).exists
+
+
 def test_check_mode_writes_nothing():
-    navi22 = node("molecule-hw-navi22")
-    before = runs.snapshot(navi22)
-    run = runs.playbook("site.yml", "molecule-hw-navi22", {"rocm_metrics_interval": "2min"}, check=True,
+    hosts = [node("molecule-hw-navi22"), node("molecule-hw-mi250x")]
+    before = [runs.snapshot(host) for host in hosts]
+    run = runs.playbook("site.yml", "molecule-hw-navi22,molecule-hw-mi250x",
+                        {"rocm_metrics_interval": "2min", "rocm_metrics_amd_exporter_port": 19616}, check=True,
                         tags="metrics")
-    assert run.rc == 0 and run.changed("molecule-hw-navi22") > 0, run
+    assert run.rc == 0 and run.changed("molecule-hw-navi22") > 0 and run.changed("molecule-hw-mi250x") > 0, run
     assert run.changed_tasks() == ["rocm_metrics : Write the writer's code, its configuration and the units"], run
     assert "+OnUnitActiveSec=2min" in run.output, run  # the diff of the timer that would change
+    assert '+  "ServerPort": 19616' in run.output, run  # and of AMD's exporter's config on the MI250X
+    # The note, as the YAML callback prints it (folded lines, quotes doubled).
+    said = " ".join(run.output.split()).replace("''", "'")
+    assert "AMD's exporter (rocm_metrics_amd_exporter_enabled) is skipped: AMD Radeon RX 6700 / 6700 XT / 6750 XT " \
+           "/ 6800M (gfx1031) is not an Instinct MI2xx/MI3xx" in said, run
     # The log of the node_exporter this test started grows meanwhile: not the run's doing.
-    assert [line for line in runs.differences(before, runs.snapshot(navi22)) if "/gpulab-test-" not in line] == []
+    for host, earlier in zip(hosts, before):
+        assert [line for line in runs.differences(earlier, runs.snapshot(host)) if "/gpulab-test-" not in line] == []

@@ -4,7 +4,7 @@
     python3 tests/harness/mirror/build_mirror.py --out DIR [--force]
 
 Produces DIR/rocm/apt/<ver>/{dists,pool}, DIR/amdgpu/<ver or 30.x>/ubuntu/{dists,pool}, from 7.0
-DIR/graphics/<ver>/ubuntu/{dists,pool}, DIR/rocm/rocm.gpg.key (the
+DIR/graphics/<ver>/ubuntu/{dists,pool}, DIR/device-metrics-exporter/apt/1.5.2/{dists,pool}, DIR/rocm/rocm.gpg.key (the
 signing key), DIR/rocm/wrong.gpg.key (an unrelated key), DIR/fingerprint (40 hex) and DIR/.stamp. Every package
 is a gpulab.rocm TEST FIXTURE (see recipes.py). A complete mirror made by the same builder files is reused.
 Needs: python3 (stdlib), dpkg-deb (dpkg), apt-ftparchive (apt-utils), gpg + gpg-agent (gnupg).
@@ -346,6 +346,41 @@ def graphics_packages(release, codename):
     return packages
 
 
+def exporter_packages(exporter, codename):
+    """AMD's amdgpu-exporter as a stand-in (recipes.EXPORTER): its program prints the configuration it would serve
+    and serves nothing; the unit and the default config sit where AMD's package puts them."""
+    pkg = Package("amdgpu-exporter", f"{exporter['version']}~{recipes.UBUNTU[codename]}",
+                  "AMD GPU Metrics Exporter for Ubuntu, stand-in", section="utils")
+    pkg.files = {
+        "/usr/local/bin/amd-metrics-exporter": f"""#!/bin/sh
+# {FIXTURE_NOTE}: a stand-in for AMD's amd-metrics-exporter, which serves GPU metrics on the
+# config's ServerPort. Same option and default as AMD's (cmd/exporter/main.go: -amd-metrics-config,
+# /etc/metrics/config.json); it prints the configuration's path and content, and serves nothing.
+config=/etc/metrics/config.json
+[ "$1" = -amd-metrics-config ] && config=$2
+echo "amd-metrics-exporter ({FIXTURE_NOTE}): config $config"
+exec cat "$config"
+""".encode(),
+        # AMD's unit (debian/usr/lib/systemd/system/amd-metrics-exporter.service), without its gpuagent (not here).
+        "/usr/lib/systemd/system/amd-metrics-exporter.service": f"""# {FIXTURE_NOTE}
+[Unit]
+Description=AMD GPU Prometheus Exporter Service (stand-in)
+
+[Service]
+Type=simple
+ExecStart=/usr/local/bin/amd-metrics-exporter
+Restart=on-failure
+RestartSec=10
+
+[Install]
+WantedBy=multi-user.target
+""".encode(),
+        # AMD's package ships example/config.json here (Makefile.package); the stand-in a short one.
+        "/etc/metrics/config.json": b'{"ServerPort": 5000, "GPUConfig": {"Fields": []}}\n',
+    }
+    return [pkg]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Repository metadata and signatures
 
@@ -444,6 +479,16 @@ def build(out, jobs):
                         debs.append((pkg, staging / f"{len(debs)}", root / rel))
                     root.mkdir(parents=True, exist_ok=True)
                     (root / f"files-{codename}").write_text("\n".join(listing) + "\n")
+        exporter = recipes.EXPORTER
+        exporter_root = stage / "device-metrics-exporter" / "apt" / exporter["folder"]
+        repos.append((exporter_root, exporter["codenames"]))
+        for codename in exporter["codenames"]:
+            listing = []
+            for pkg in exporter_packages(exporter, codename):
+                listing.append(pool_path(pkg))
+                debs.append((pkg, staging / f"{len(debs)}", exporter_root / pool_path(pkg)))
+            exporter_root.mkdir(parents=True, exist_ok=True)
+            (exporter_root / f"files-{codename}").write_text("\n".join(listing) + "\n")
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             list(pool.map(lambda d: write_deb(*d), debs))
         built_debs = time.monotonic()

@@ -203,3 +203,10 @@ PROFILES = {
         "amd-smi": {"any": ("amd-smi/fail-version-wsl2-driver-not-initialized.txt", 255, 2)},
     },
 }
+
+# AMD's device-metrics-exporter repository (ROCm/device-metrics-exporter docs/installation/deb-package.rst at
+# afd0fe81: "device-metrics-exporter/apt/1.5.2 <jammy|noble> main", package amdgpu-exporter; its version is
+# DEBIAN_VERSION~<Ubuntu version>, Makefile 1.5.2 and Makefile.package BUILD_VER_ENV). The fixture's package is a
+# stand-in with the paths of AMD's: the program in /usr/local/bin, its unit in /usr/lib/systemd/system and the
+# default config in /etc/metrics/config.json (pkg/exporter/globals/constants.go AMDMetricsFile).
+EXPORTER = {"folder": "1.5.2", "version": "1.5.2", "codenames": ["jammy", "noble"]}

@@ -11,16 +11,22 @@ module_utils the writer imports, in the package layout; the health check's role 
 the two never write the same file), /usr/local/sbin/gpulab-metrics-textfile, /etc/gpulab/metrics.json, the
 gpulab-metrics service and timer, the node_exporter drop-in gpulab.conf, and the textfile gpulab.prom. The lab's own
 node_exporter settings (/etc/default/prometheus-node-exporter: ARGS) stay as they are: the drop-in adds ours.
+
+Optionally (amd_exporter), on nodes whose GPUs are all Instinct MI2xx/MI3xx, AMD's device-metrics-exporter
+(package amdgpu-exporter, where a configured apt source offers it) and its /etc/metrics/config.json, whose field and
+label names are checked against AMD's own lists (amd_exporter_fields.py) first.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import difflib
 import json
 import os
 import re
 
+from ansible_collections.gpulab.rocm.plugins.module_utils import amd_exporter_fields, gpu_support
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
 
 # The module_utils the writer imports (metrics_textfile and what it imports, transitively).
@@ -38,6 +44,15 @@ _CLASS = re.compile(r'^[A-Za-z0-9_.-]{0,64}\Z')
 _INTERVAL = re.compile(r'^[1-9][0-9]{0,4}(s|min)\Z')
 _PACKAGE = re.compile(r'^[a-z0-9][a-z0-9+.-]+\Z')
 _LISTEN = re.compile(r'^(127\.0\.0\.1|0\.0\.0\.0|\[::1?\])?:[0-9]{2,5}\Z')
+# AMD's device-metrics-exporter: its package, its service (deb-package.rst: enable and start it), and the gfx targets
+# of the platforms its metrics-support-matrix.yaml lists (MI2xx: gfx90a; MI3xx: gfx942, gfx950). Its v1.5.1 also
+# names MI350P and "Radeon AI" platforms on ROCm 7.13 or later (docs/index.md), without a device list: not here yet.
+AMD_EXPORTER_PACKAGE = 'amdgpu-exporter'
+AMD_EXPORTER_SERVICE = 'amd-metrics-exporter'
+AMD_EXPORTER_GFX = ('gfx90a', 'gfx942', 'gfx950')
+# A Prometheus label name; AMD lower-cases custom label names (gpuagent_gpu_metrics.go, initCustomLabels).
+_CUSTOM_LABEL = re.compile(r'^[a-z_][a-z0-9_]{0,63}\Z')
+_CUSTOM_VALUE = re.compile(r'^[A-Za-z0-9_.:/@+ -]{0,128}\Z')
 
 
 def check(wanted):
@@ -68,7 +83,109 @@ def check(wanted):
     if isinstance(expected, bool) or not isinstance(expected, int) or expected < -1:
         problems.append('rocm_metrics_expected_gpus must be -1 (what the node shows now) or a count, not %r'
                         % expected)
+    if wanted.get('amd_exporter'):
+        problems += check_amd_exporter(wanted)
     return problems
+
+
+def _unknown(kind, variable, names, valid):
+    """A problem for each name not in valid, with the nearest valid name where one is close."""
+    problems = []
+    for name in names:
+        if name in valid:
+            continue
+        near = difflib.get_close_matches(str(name).upper(), valid, n=1, cutoff=0.6)
+        problems.append('%s: %r is not one of AMD\'s %s names (%s)%s' % (
+            variable, name, kind, amd_exporter_fields.SOURCE,
+            '; the nearest is %r' % near[0] if near else ''))
+    return problems
+
+
+def check_amd_exporter(wanted):
+    """The problems of AMD's exporter settings: field and label names not in AMD's lists, custom labels AMD would
+    ignore or a value unfit for its JSON, the port."""
+    fields, labels = wanted.get('amd_exporter_fields'), wanted.get('amd_exporter_labels')
+    custom = wanted.get('amd_exporter_custom_labels')
+    if not isinstance(fields, list) or not isinstance(labels, list) or not isinstance(custom, dict):
+        return ['rocm_metrics_amd_exporter_fields and rocm_metrics_amd_exporter_labels must be lists, and '
+                'rocm_metrics_amd_exporter_custom_labels a mapping']
+    problems = _unknown('GPU metric field', 'rocm_metrics_amd_exporter_fields', fields,
+                        amd_exporter_fields.GPU_FIELDS)
+    problems += _unknown('label', 'rocm_metrics_amd_exporter_labels', labels, amd_exporter_fields.LABELS)
+    taken = [label.lower() for label in amd_exporter_fields.LABELS]
+    for name, value in sorted(custom.items(), key=str):
+        if not isinstance(name, str) or not _CUSTOM_LABEL.match(name) or name in taken:
+            problems.append('rocm_metrics_amd_exporter_custom_labels: %r must be a lower-case Prometheus label name '
+                            '(letters, digits, _) that is not one of AMD\'s own labels' % (name,))
+        if not isinstance(value, str) or not _CUSTOM_VALUE.match(value):
+            problems.append('rocm_metrics_amd_exporter_custom_labels: the value of %r must be up to 128 letters, '
+                            'digits, spaces and _.:/@+-, not %r' % (name, value))
+    if len(custom) > amd_exporter_fields.MAX_CUSTOM_LABELS:
+        problems.append('rocm_metrics_amd_exporter_custom_labels: AMD\'s exporter takes at most %d, not %d'
+                        % (amd_exporter_fields.MAX_CUSTOM_LABELS, len(custom)))
+    port = wanted.get('amd_exporter_port')
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        problems.append('rocm_metrics_amd_exporter_port must be a TCP port, not %r' % (port,))
+    elif str(wanted.get('listen_address')).endswith(':%d' % port):
+        problems.append('rocm_metrics_amd_exporter_port %d is node_exporter\'s port (rocm_metrics_listen_address): '
+                        'give AMD\'s exporter another' % port)
+    return problems
+
+
+def amd_exporter_config(wanted):
+    """AMD's /etc/metrics/config.json from the role's values (its keys as AMD's example/config.json has them)."""
+    gpu = {'Fields': list(wanted['amd_exporter_fields']), 'Labels': list(wanted['amd_exporter_labels'])}
+    if wanted['amd_exporter_custom_labels']:
+        gpu['CustomLabels'] = dict(wanted['amd_exporter_custom_labels'])
+    return json.dumps({'ServerPort': wanted['amd_exporter_port'], 'GPUConfig': gpu}, indent=2, sort_keys=True) + '\n'
+
+
+def amd_exporter_unfit(node):
+    """Why AMD's exporter does not apply to this node's GPUs, or None where it does (every AMD GPU an Instinct
+    MI2xx/MI3xx, none a virtual function)."""
+    gpus = gpu_support.amd_gpus(node.get('gpu_pci'))
+    if not gpus:
+        return 'the node has no AMD GPU'
+    vfs = sorted(set(dev.get('bdf') for dev in (node.get('gpu_pci') or {}).get('amd') or [] if dev.get('sriov_vf')))
+    if vfs:
+        return ('%s %s SR-IOV virtual functions: AMD\'s metrics-support-matrix.yaml supports no hypervisor guest'
+                % (', '.join(vfs), 'is an' if len(vfs) == 1 else 'are'))
+    other = sorted(set('%s (%s)' % (gpu.get('name') or 'an unknown AMD GPU', gpu.get('gfx_target') or 'no gfx target')
+                       for gpu in gpus if (gpu.get('gfx_target') or '').split(':')[0] not in AMD_EXPORTER_GFX))
+    if other:
+        verb = 'is' if len(other) == 1 else 'are'
+        return ('%s %s not an Instinct MI2xx/MI3xx, the GPUs the role installs it for (AMD\'s '
+                'metrics-support-matrix.yaml; AMD closed APU support as wontfix, ROCm/device-metrics-exporter issue '
+                '281, and lists "Radeon AI" cards only from ROCm 7.13)' % (', '.join(other), verb))
+    return None
+
+
+def plan_amd_exporter(node, wanted, result):
+    """AMD's exporter into the plan: its package where apt offers it (asked once: 'amd_exporter_query', then the
+    probe's 'candidates'), its config.json, its service; a note where it is skipped and why."""
+    why = amd_exporter_unfit(node)
+    if why:
+        result.warn('AMD\'s exporter (rocm_metrics_amd_exporter_enabled) is skipped: %s. The gpulab_* textfile and '
+                    'node_exporter\'s drm collector cover this node.' % why)
+        return
+    installed = ((node.get('packages') or {}).get(AMD_EXPORTER_PACKAGE) or ['  '])[0][1] == 'i'
+    if not installed:
+        candidates = node.get('candidates')
+        if candidates is None or AMD_EXPORTER_PACKAGE not in candidates:
+            # Not a change (the plan pass's changes drain a Slurm node): the role asks, then plans again.
+            result['amd_exporter_query'] = [AMD_EXPORTER_PACKAGE]
+            return
+        if not candidates[AMD_EXPORTER_PACKAGE]:
+            result.warn('AMD\'s exporter is skipped: no configured apt source offers %s (AMD publishes it in its own '
+                        'repository, device-metrics-exporter/apt/<version>, for Ubuntu; add that '
+                        'source or a mirror of it)' % AMD_EXPORTER_PACKAGE)
+            return
+        result['install'].append(AMD_EXPORTER_PACKAGE)
+        result.change('install %s' % AMD_EXPORTER_PACKAGE, 'rocm_metrics_amd_exporter_enabled is true, the node\'s '
+                      'GPUs are Instinct and apt offers it')
+    result['dirs'].append(os.path.dirname(amd_exporter_fields.CONFIG_FILE))
+    result['files'][amd_exporter_fields.CONFIG_FILE] = amd_exporter_config(wanted)
+    result['services'].append(AMD_EXPORTER_SERVICE)
 
 
 def package_sources():
@@ -139,14 +256,16 @@ def units(wanted):
 
 def plan(node, wanted, stack):
     """wanted: enabled, packages, collectors, textfile_dir, install_dir, interval, listen_address, node_class,
-    expected_gpus, health_file, rocm_path, systemd (whether systemd runs the node), sysfs_root.
+    expected_gpus, health_file, rocm_path, systemd (whether systemd runs the node), sysfs_root; amd_exporter,
+    amd_exporter_fields, amd_exporter_labels, amd_exporter_custom_labels, amd_exporter_port.
 
     Returns the Plan: skip (a reason or None), install [packages], dirs [folders], files {path: text} (0644),
-    executables {path: text} (0755), config (the writer's), node_exporter_args (the flags the drop-in adds), systemd.
+    executables {path: text} (0755), config (the writer's), node_exporter_args (the flags the drop-in adds), systemd,
+    services (the units to enable and start where systemd runs), amd_exporter_query (packages to ask apt about).
     """
     result = Plan('metrics')
     result.update(skip=None, install=[], dirs=[], files={}, executables={}, config=None, node_exporter_args=[],
-                  systemd=bool(wanted.get('systemd')))
+                  systemd=bool(wanted.get('systemd')), services=[], amd_exporter_query=[])
     if not wanted.get('enabled'):
         result['skip'] = 'rocm_metrics_enabled is false'
         return result
@@ -168,6 +287,9 @@ def plan(node, wanted, stack):
     result['files'] = files
     result['executables'] = {CLI: cli_script(wanted['install_dir'])}
     result['node_exporter_args'] = units(wanted)[DROPIN_DIR + '/gpulab.conf'].rsplit(' $ARGS ', 1)[1].split()
+    result['services'] = ['gpulab-metrics.timer', 'prometheus-node-exporter']
+    if wanted.get('amd_exporter'):
+        plan_amd_exporter(node, wanted, result)
     if not result['systemd']:
         result.warn('systemd does not run this host (a container): the timer and node_exporter are configured, not '
                     'started; run %s and prometheus-node-exporter by other means' % CLI)

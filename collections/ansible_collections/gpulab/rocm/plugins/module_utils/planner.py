@@ -140,6 +140,8 @@ CONTRACT = {
             'files': "The writer's code, its configuration, the units and the drop-in, path to content.",
             'executables': "The writer's command (mode 0755), path to content.",
             'systemd': 'Whether systemd runs the host (the timer and node_exporter are started there).',
+            'services': 'The units to enable and start where systemd runs (the timer, node_exporter, AMD\'s exporter).',
+            'amd_exporter_query': "Packages to ask apt about (AMD's amdgpu-exporter, before it is installed).",
         },
     },
     'verify': {

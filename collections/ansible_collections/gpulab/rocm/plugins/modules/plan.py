@@ -157,6 +157,11 @@ alternative:
   - 'Phase sdk: The release /opt/rocm must point at now, or null.'
   returned: for the phase sdk
   type: raw
+amd_exporter_query:
+  description:
+  - 'Phase metrics: Packages to ask apt about (AMD''s amdgpu-exporter, before it is installed).'
+  returned: for the phase metrics
+  type: raw
 apply:
   description:
   - 'Phase repo: V(present) (install key, sources, pin), V(absent) (remove them) or V(none).'
@@ -393,6 +398,11 @@ scripts:
   description:
   - 'Phase health: The entry scripts to write (mode 0755), path to content.'
   returned: for the phase health
+  type: raw
+services:
+  description:
+  - 'Phase metrics: The units to enable and start where systemd runs (the timer, node_exporter, AMD''s exporter).'
+  returned: for the phase metrics
   type: raw
 set_alternative:
   description:
