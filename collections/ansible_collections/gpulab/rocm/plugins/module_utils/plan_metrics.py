@@ -259,12 +259,14 @@ def plan(node, wanted, stack):
     expected_gpus, health_file, rocm_path, systemd (whether systemd runs the node), sysfs_root; amd_exporter,
     amd_exporter_fields, amd_exporter_labels, amd_exporter_custom_labels, amd_exporter_port.
 
-    Returns the Plan: skip (a reason or None), install [packages], dirs [folders], files {path: text} (0644),
+    Returns the Plan: skip (a reason or None), install [packages], dirs [folders], library {path: text} (the writer's
+    code, 0644), files {path: text} (its configuration and the units, 0644),
     executables {path: text} (0755), config (the writer's), node_exporter_args (the flags the drop-in adds), systemd,
     services (the units to enable and start where systemd runs), amd_exporter_query (packages to ask apt about).
     """
     result = Plan('metrics')
-    result.update(skip=None, install=[], dirs=[], files={}, executables={}, config=None, node_exporter_args=[],
+    result.update(skip=None, install=[], dirs=[], library={}, files={}, executables={}, config=None,
+                  node_exporter_args=[],
                   systemd=bool(wanted.get('systemd')), services=[], amd_exporter_query=[])
     if not wanted.get('enabled'):
         result['skip'] = 'rocm_metrics_enabled is false'
@@ -281,8 +283,8 @@ def plan(node, wanted, stack):
     result['dirs'] += ['/etc/gpulab', wanted['textfile_dir'], DROPIN_DIR]
     config = writer_config(node, wanted, stack)
     result['config'] = config
-    files = dict((os.path.join(package_dir, name + '.py'), text) for name, text in package_sources().items())
-    files[CONFIG] = json.dumps(config, indent=2, sort_keys=True) + '\n'
+    result['library'] = dict((os.path.join(package_dir, name + '.py'), text) for name, text in package_sources().items())
+    files = {CONFIG: json.dumps(config, indent=2, sort_keys=True) + '\n'}
     files.update(units(wanted))
     result['files'] = files
     result['executables'] = {CLI: cli_script(wanted['install_dir'])}

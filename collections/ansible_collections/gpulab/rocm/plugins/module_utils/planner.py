@@ -137,7 +137,8 @@ CONTRACT = {
         'keys': {
             'install': 'Packages to install (prometheus-node-exporter) where the host lacks them.',
             'dirs': "Folders of the writer, its configuration, the textfile and node_exporter's drop-in.",
-            'files': "The writer's code, its configuration, the units and the drop-in, path to content.",
+            'library': "The writer's code (the collection's module_utils it runs), path to content.",
+            'files': "The writer's configuration, the units and the drop-in, path to content.",
             'executables': "The writer's command (mode 0755), path to content.",
             'systemd': 'Whether systemd runs the host (the timer and node_exporter are started there).',
             'services': 'The units to enable and start where systemd runs (the timer, node_exporter, AMD\'s exporter).',

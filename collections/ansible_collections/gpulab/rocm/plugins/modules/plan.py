@@ -237,7 +237,7 @@ files:
   - 'Phase env: Root-owned files to write, path to content (profile.d, ld.so.conf.d).'
   - 'Phase modules: Modulefiles and the default marker to write, path to content.'
   - 'Phase health: The expected values to write (the data file), path to content.'
-  - 'Phase metrics: The writer''s code, its configuration, the units and the drop-in, path to content.'
+  - 'Phase metrics: The writer''s configuration, the units and the drop-in, path to content.'
   - 'Phase slurm: Slurm files to write, path to content.'
   returned: for the phases env, modules, health, metrics, slurm
   type: raw
@@ -272,7 +272,8 @@ ldconfig:
 library:
   description:
   - 'Phase health: The program''s code to write (the collection''s module_utils it runs), path to content.'
-  returned: for the phase health
+  - 'Phase metrics: The writer''s code (the collection''s module_utils it runs), path to content.'
+  returned: for the phases health, metrics
   type: raw
 memberships:
   description:

@@ -91,7 +91,8 @@ def test_the_shipped_writer_runs_from_its_own_folder(tmp_path):
     """The files the plan ships, written under a folder, make a writer that runs with nothing else on the path."""
     install = str(tmp_path / 'usr-lib-gpulab-metrics')
     result = planner.plan('metrics', NODE, dict(WANTED, install_dir=install), STACK)
-    for path, text in result['files'].items():
+    assert result['library'] and not [path for path in result['files'] if path.startswith(install)]
+    for path, text in result['library'].items():
         if path.startswith(install):
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, 'w') as handle:
