@@ -15,6 +15,8 @@ import stat
 import tempfile
 
 FOLDER_MODE = 0o755
+# Debian's and Ubuntu's first uid of a login user (FIRST_UID in adduser.conf, UID_MIN in login.defs).
+LOGIN_UID_MIN = 1000
 
 
 def write_atomic(path, content, mode=0o644, owner=(0, 0), dir_mode=0o755):
@@ -43,8 +45,10 @@ def write_atomic(path, content, mode=0o644, owner=(0, 0), dir_mode=0o755):
 
 def folder_changes(paths):
     """What making each folder (root, 0755) takes, in the order given (parents first): [(path, 'make' or 'fix')].
-    Raises ValueError naming the first path that is there but is not a folder (a link is never followed) or whose
-    parent is not a folder only root can write to (a parent this list makes counts as root's)."""
+    Raises ValueError naming the first path that is there but is not a folder (a link is never followed), or that
+    must be made in a parent a user could write to: one others can write to, or one a login user owns (uid from
+    LOGIN_UID_MIN; a system account such as Debian's prometheus, which owns /var/lib/prometheus, is a service's).
+    A parent this list makes counts as root's."""
     changes, made = [], set()
     for path in paths:
         parent = os.path.dirname(path.rstrip('/')) or '/'
@@ -53,9 +57,9 @@ def folder_changes(paths):
                 info = os.lstat(parent)
             except OSError:
                 raise ValueError('%s cannot be made: its parent %s is not there' % (path, parent))
-            if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
-                raise ValueError('%s cannot be made: its parent %s is not a folder only root can write to'
-                                 % (path, parent))
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid >= LOGIN_UID_MIN or info.st_mode & 0o022:
+                raise ValueError('%s cannot be made: its parent %s is not a folder only root or a system account can '
+                                 'write to' % (path, parent))
         try:
             info = os.lstat(path)
         except OSError as exc:

@@ -26,7 +26,8 @@ options:
     description:
       - Folders to make first, in this order (parents before children), owned by root with mode 0755; one that
         exists gets that owner and mode. A path that is there but is not a folder (a link is never followed), or
-        whose parent is not a folder only root can write to, is refused before anything changes.
+        that must be made in a folder others can write to or a login user (uid 1000 or more) owns, is refused before
+        anything changes.
     type: list
     elements: path
     default: []
