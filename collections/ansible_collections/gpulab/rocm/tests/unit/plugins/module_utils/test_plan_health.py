@@ -102,12 +102,13 @@ def test_a_converged_node_changes_nothing():
     files = dict(first['files'])
     paths = dict((path, {'type': 'file', 'sha1': plan_common.sha1(content), 'mode': '0644', 'uid': 0, 'gid': 0})
                  for path, content in files.items())
-    for path, text in ((plan_health.PROGRAM, plan_health.ENTRY), (plan_health.SLURM_PROGRAM, plan_health.SLURM_ENTRY)):
+    for path, text in ((plan_health.PROGRAM, plan_health.ENTRY), (plan_health.SLURM_PROGRAM, plan_health.SLURM_ENTRY),
+                       (plan_health.PROLOG_PROGRAM, plan_health.PROLOG_ENTRY)):
         paths[path] = {'type': 'file', 'sha1': plan_common.sha1(text), 'mode': '0755', 'uid': 0, 'gid': 0}
     paths.update((path, {'type': 'directory', 'mode': '0755', 'uid': 0}) for path in plan_health.folders())
     again = plan(node=dict(NODE, paths=paths))
     assert (again['changes'], again['files'], again['scripts'], again['folders']) == ([], {}, {}, [])
-    assert len(first['changes']) == len(files) + 2
+    assert len(first['changes']) == len(files) + 3
 
 
 def test_the_planner_asks_the_probe_for_the_installed_files():
