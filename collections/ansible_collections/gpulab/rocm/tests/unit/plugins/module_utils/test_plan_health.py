@@ -61,6 +61,14 @@ def test_the_installed_program_runs_alone(tmp_path):
     result = json.loads(done.stdout)
     assert done.returncode == 2 and result['verdict'] == 'error'  # no sysfs there: it could not run
     assert 'nosys' in result['checks'][0]['reason']
+    # the prolog entry: the same check, exit 1 (slurmd refuses the job), its refusal recorded; no Slurm call
+    prolog = tmp_path / 'gpulab-slurm-prolog'
+    prolog.write_text(plan_health.PROLOG_ENTRY.replace(repr(plan_health.LIB), repr(lib)))
+    done = subprocess.run([sys.executable, '-I', str(prolog), '--data', str(data), '--state-dir',
+                           str(tmp_path / 'state')], capture_output=True, text=True, timeout=60, check=False,
+                          env={'SLURM_JOB_ID': '7', 'SLURMD_NODENAME': 'n1', 'PATH': '/nonexistent'})
+    assert done.returncode == 1 and 'job 7 refused on node n1: gpulab: health: HEALTH_DATA' in done.stderr, done
+    assert json.loads((tmp_path / 'state' / 'prolog.json').read_text())['job'] == '7'
     probe = subprocess.run([sys.executable, '-I', '-c', 'import sys; sys.path.insert(0, %r); '
                             'from ansible_collections.gpulab.rocm.plugins.module_utils import health_run; '
                             'print(health_run.__file__); '
