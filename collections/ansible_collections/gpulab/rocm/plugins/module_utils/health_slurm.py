@@ -14,8 +14,8 @@ what this program sets, not its exit status.
 
 prolog() is gpulab-slurm-prolog, Slurm's Prolog where rocm_slurm_health_prolog is on: the same check before a job
 starts, exit 1 when the node is not healthy, so that slurmd refuses the job. It calls no Slurm command (Slurm's
-prolog guide asks prologs not to: a performance risk for every job start); Slurm itself drains the node, with its own reason
-"Prolog error", and requeues the job. The prolog records its refusal (prolog.json), and the next health check takes
+prolog guide asks prologs not to: a performance risk for every job start); Slurm itself drains the node, with its
+own reason "Prolog error", and requeues the job. The prolog records its refusal (prolog.json), and the next health check takes
 such a drain as its own: it gives it the `gpulab: health:` reason, or resumes the node once its checks pass.
 """
 

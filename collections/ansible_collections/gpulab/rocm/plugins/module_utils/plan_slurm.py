@@ -287,7 +287,8 @@ def prolog_lines(lines, on):
                                 'Prolog=%s: Slurm runs one Prolog (or a glob), and the role does not replace yours. '
                                 'Call %s from your prolog and set rocm_slurm_health_prolog: false, or remove your '
                                 'Prolog line. Nothing was changed.' % (index + 1, pairs[0][1], word, word))
-            if word.lower() not in [item.lower() for item in items] and implied not in [item.lower() for item in items]:
+            present = [item.lower() for item in items]
+            if word.lower() not in present and implied not in present:
                 line = ' '.join(['%s=%s' % (name, ','.join(items + [word]))] + words[1:]) + (
                     ' ' + comment if comment else '')
         out.append(line)
