@@ -355,6 +355,10 @@ def plan(node, wanted, stack=None):
     conf_path = conf_dir + '/slurm.conf'
     current = files.get('slurm.conf') or {}
     prolog = _flag(wanted.get('health_prolog'))
+    if prolog and not health_lines(wanted):
+        result.warn('rocm_slurm_health_prolog is on and rocm_slurm_health_check off: a node the prolog refuses stays '
+                    'drained ("Prolog error") until an admin resumes it; the health check is what gives such a drain '
+                    'its gpulab reason and resumes the node once healthy')
     if install:
         content = render_slurm_conf(wanted, ctl, records, current.get('content') or '')
         content = '\n'.join(prolog_lines(content.splitlines(), prolog)) + '\n'

@@ -465,6 +465,8 @@ def test_an_installed_slurm_gets_the_prolog_lines_only_when_asked(tmp_path):
     lines = on["files"]["/etc/slurm/slurm.conf"].splitlines()
     assert "SchedulerParameters=bf_continue,nohold_on_prolog_fail" in lines, lines
     assert "PrologFlags=Alloc" + plan_slurm.OWNED_LINE in lines
+    alone = cluster(node, record(node), install=True, health_prolog=True, health_check=False)
+    assert "a node the prolog refuses stays drained" in " ".join(alone["notices"])
     node["paths"] = {plan_slurm.PROLOG_PROGRAM: {"exists": False, "type": None}}
     assert "/usr/sbin/gpulab-slurm-prolog is not installed on this node" in " ".join(
         cluster(node, record(node), install=True, health_prolog=True, **HEALTH)["notices"])
