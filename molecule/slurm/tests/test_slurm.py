@@ -257,7 +257,7 @@ def _slurm_is_up(host):
 
 # --- the GPU health check as Slurm's HealthCheckProgram (issue 22, docs/health.md) ---------------------------------
 
-HEALTH_ON = {"rocm_slurm_health_check": True, "rocm_slurm_health_interval": 5}
+HEALTH_ON = {"rocm_slurm_health_check": True, "rocm_slurm_health_interval": 5, "rocm_slurm_health_prolog": True}
 
 
 def drained(host):
@@ -289,6 +289,8 @@ def test_the_health_check_runs_from_slurm(host):
     assert run.rc == 0, run
     conf = host.file("/etc/slurm/slurm.conf").content_string
     assert "HealthCheckProgram=/usr/sbin/gpulab-slurm-health" in conf and "HealthCheckInterval=5" in conf, conf
+    assert "Prolog=/usr/sbin/gpulab-slurm-prolog" in conf and "SchedulerParameters=nohold_on_prolog_fail" in conf
+    assert "PrologFlags=Alloc" in conf, conf
     assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}) == {
         N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")}
     # slurmd ran the check: its result is there, healthy
@@ -306,6 +308,50 @@ def test_a_broken_gpu_is_drained_with_a_gpulab_reason_and_resumed_when_repaired(
     node(N2).check_output("mknod -m 0660 /dev/dri/renderD128 c 226 128 && chgrp render /dev/dri/renderD128")
     assert wait_until(lambda: N2 not in drained(host)), drained(host)
     assert wait_for(host, {N1: ("gpu:mi250x:2", "idle"), N2: ("gpu:rx6900xt:1", "idle")})[N2][1] == "idle"
+
+
+def test_the_prolog_refuses_a_job_on_a_broken_gpu_and_slurm_requeues_it_to_the_healthy_node(host):
+    """A job allocated to n2 between two health checks, with n2's render node gone: gpulab-slurm-prolog refuses it,
+    Slurm drains n2 ("Prolog error") and requeues the job, the next health check gives the drain its gpulab reason,
+    the job runs on n1; repaired, n2 resumes."""
+    blocker = host.check_output("sbatch --parsable -w %s --exclusive --wrap 'sleep 300'" % N1).split(";")[0]
+    assert wait_until(lambda: job_field(host, blocker, "JobState") == "RUNNING", 20), job_field(host, blocker,
+                                                                                                "JobState")
+    # Right after a health check of n2 wrote its result, the render node removed and a job submitted (from n2, in
+    # one shell): n1 is taken, so the job lands on n2 seconds before the next check (every 5 s) could drain it.
+    job = node(N2).check_output(
+        "f=/var/lib/gpulab/health/last.json; t=$(stat -c %y $f); n=0; "
+        "while [ \"$(stat -c %y $f)\" = \"$t\" ] && [ $n -lt 150 ]; do sleep 0.1; n=$((n+1)); done; "
+        "rm /dev/dri/renderD128; "
+        "sbatch --parsable --requeue --output=/var/tmp/gpulab-prolog-%j.out --wrap 'printenv SLURMD_NODENAME'"
+    ).split(";")[0]
+    try:
+        assert wait_until(lambda: int(job_field(host, job, "Restarts")) >= 1, 30), host.check_output(
+            "scontrol show job -o %s" % job)
+        # What Slurm did and logged: slurmd ran the prolog (its output in slurmd.log), slurmctld drained n2 with its
+        # own reason "Prolog error" and requeued the job; the next health check gave the drain the checks' reason.
+        assert ("error: prolog failed: rc:1 output:gpulab-slurm-prolog: job %s refused on node %s: gpulab: health: "
+                "RENDER_NODE" % (job, N2)) in node(N2).file("/var/log/slurm/slurmd.log").content_string
+        ctl_log = host.file("/var/log/slurm/slurmctld.log").content_string
+        assert "Prolog or job env setup failure on node %s, draining the node" % N2 in ctl_log
+        assert "Requeuing JobId=%s" % job in ctl_log
+        assert wait_until(lambda: (drained(host).get(N2) or "").startswith("gpulab: health: RENDER_NODE"), 30), \
+            drained(host)
+        refused = json.loads(node(N2).file("/var/lib/gpulab/health/prolog.json").content_string)
+        assert refused["job"] == job and refused["reason"].startswith("gpulab: health: RENDER_NODE"), refused
+        # Pending, not held (nohold_on_prolog_fail). Slurm lets a requeued batch job start again only after its
+        # credential window (BeginTime, 121 s after the requeue); the test moves that on, as an admin can.
+        assert job_field(host, job, "JobState") == "PENDING" and job_field(host, job, "Reason") == "BeginTime"
+        host.check_output("scontrol update JobId=%s StartTime=now" % job)
+    finally:
+        host.run("scancel %s" % blocker)
+    assert wait_until(lambda: job_field(host, job, "JobState") == "COMPLETED", 60), host.check_output(
+        "scontrol show job -o %s" % job)
+    assert job_field(host, job, "NodeList") == N1
+    assert node(N1).file("/var/tmp/gpulab-prolog-%s.out" % job).content_string == N1 + "\n"
+    node(N2).check_output("mknod -m 0660 /dev/dri/renderD128 c 226 128 && chgrp render /dev/dri/renderD128")
+    assert wait_until(lambda: N2 not in drained(host)), drained(host)
+    assert not node(N2).file("/var/lib/gpulab/health/prolog.json").exists
 
 
 def test_an_admins_drain_stays(host):

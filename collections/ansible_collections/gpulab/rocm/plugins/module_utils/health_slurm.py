@@ -11,6 +11,12 @@ node stays drained with a `gpulab: health: flapping` reason until an admin resum
 decide() is pure; main() reads Slurm's view of the node and runs scontrol, each call with a timeout. It always
 exits 0: slurmd runs it before registering and, on some Slurm versions, again until it exits 0; the node's state is
 what this program sets, not its exit status.
+
+prolog() is gpulab-slurm-prolog, Slurm's Prolog where rocm_slurm_health_prolog is on: the same check before a job
+starts, exit 1 when the node is not healthy, so that slurmd refuses the job. It calls no Slurm command (Slurm's
+prolog guide asks prologs not to: a performance risk for every job start); Slurm itself drains the node, with its
+own reason "Prolog error", and requeues the job. The prolog records its refusal (prolog.json), and the next health check takes
+such a drain as its own: it gives it the `gpulab: health:` reason, or resumes the node once its checks pass.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -30,6 +36,9 @@ MARK = 'gpulab:'
 HEALTH_MARK = 'gpulab: health:'
 FLAPPING = 'gpulab: health: flapping'
 STATE_FILE = 'slurm.json'
+PROLOG_FILE = 'prolog.json'
+# The reason slurmctld gives a node whose Prolog failed (Slurm 22.05, node_mgr.c validate_node_specs).
+PROLOG_REASON = 'Prolog error'
 MAX_REASON = 200
 _DRAINED = frozenset(['DRAIN', 'DRAINED', 'DRAINING', 'DOWN', 'FAIL', 'FAILING'])
 _SLURMD_N = re.compile(r'^\s*SLURMD_OPTIONS=["\']?[^"\'\n]*?-N\s*([A-Za-z0-9_.-]+)', re.M)
@@ -54,20 +63,27 @@ def health_reason(result):
     return text[:MAX_REASON]
 
 
-def decide(result, state, reason, resumes, now, limit, window_hours):
+def decide(result, state, reason, resumes, now, limit, window_hours, refused=None):
     """(action, reason, why): action is 'drain', 'resume', 'hold' (stay drained, reason flapping) or 'none'.
 
     result: gpulab-gpu-health's result object; state and reason: the node's State and Reason as scontrol shows
-    them; resumes: times (unix seconds) this program resumed the node."""
+    them; resumes: times (unix seconds) this program resumed the node; refused: the record of gpulab-slurm-prolog's
+    last refusal of a job here (prolog.json), or None. Slurm's own "Prolog error" drain counts as ours only with
+    that record: the role lets no other Prolog into slurm.conf, and the record is removed at the first healthy
+    check."""
     drained = bool(flags(state) & _DRAINED)
     current = own_reason(reason)
-    ours = current.startswith(HEALTH_MARK)
+    by_prolog = bool(refused) and current == PROLOG_REASON
+    ours = current.startswith(HEALTH_MARK) or by_prolog
     if result['verdict'] != 'healthy':
         wanted = health_reason(result)
         if drained and not ours and current:
             return 'none', None, 'drained with a reason that is not a health check\'s (%s): left as it is' % current
         if drained and current == wanted:
             return 'none', None, 'already drained for the same checks'
+        if by_prolog:
+            return 'drain', wanted, ('checks failed; Slurm drained the node when the gpulab prolog refused job %s: '
+                                     'the drain keeps the checks\' reason' % refused.get('job', '?'))
         return 'drain', wanted, 'checks failed'
     if not drained or not ours:
         other = '; drained for another reason (%s): left as it is' % (current or 'none')
@@ -79,7 +95,8 @@ def decide(result, state, reason, resumes, now, limit, window_hours):
         return 'hold', ('%s: resumed %d times in %g h; healthy now, an admin resumes it (scontrol update '
                         'NodeName=<node> State=RESUME)' % (FLAPPING, len(recent), window_hours))[:MAX_REASON], \
             'resumed too often'
-    return 'resume', None, 'the checks pass again and the node was drained by a health check'
+    return 'resume', None, 'the checks pass again and the node was drained by a health check%s' % (
+        ' (Slurm\'s drain for the gpulab prolog\'s refusal of job %s)' % refused.get('job', '?') if by_prolog else '')
 
 
 def node_name(defaults='/etc/default/slurmd'):
@@ -129,8 +146,14 @@ def main(argv=None, runner=health_run.run_tool, find=health_run.find_tool, now=N
     except (health.DataError, IOError, OSError):
         want = health.expected({})
     now = time.time() if now is None else now
+    refused_path = os.path.join(state_dir, PROLOG_FILE)
+    try:
+        refused = health_run.read_json(refused_path)
+    except health.DataError:
+        refused = {'job': '?'}
     action, reason, why = decide(result, nodes[0].get('State'), nodes[0].get('Reason'), resumes, now,
-                                 want['resume_limit'], want['resume_window_hours'])
+                                 want['resume_limit'], want['resume_window_hours'],
+                                 refused if isinstance(refused, dict) else None)
     update = {'drain': ['State=DRAIN', 'Reason=%s' % reason], 'hold': ['State=DRAIN', 'Reason=%s' % reason],
               'resume': ['State=RESUME']}.get(action)
     if update:
@@ -146,5 +169,30 @@ def main(argv=None, runner=health_run.run_tool, find=health_run.find_tool, now=N
             resumes.append(now)
             window = want['resume_window_hours'] * 3600
             health_run.write_json(path, {'resumes': [moment for moment in resumes if now - moment < window]})
+    if result['verdict'] == 'healthy' and os.path.lexists(refused_path):
+        os.unlink(refused_path)  # the prolog's refusal is over: a later "Prolog error" is not ours
     health_run.say('gpulab-slurm-health: node %s %s: %s (%s)' % (name, result['verdict'], action, why))
     return 0
+
+
+def prolog(argv=None, runner=health_run.run_tool, find=health_run.find_tool, now=None):
+    """gpulab-slurm-prolog: 0 on a healthy node; else 1 (slurmd refuses the job, Slurm drains the node and requeues
+    the job) after recording the refusal in prolog.json for the next health check. A check that cannot run (exit 2
+    of gpulab-gpu-health) refuses too: the periodic check drains such a node as well."""
+    argv = sys.argv[1:] if argv is None else argv
+    data = argv[argv.index('--data') + 1] if '--data' in argv else health_run.DATA
+    state_dir = argv[argv.index('--state-dir') + 1] if '--state-dir' in argv else health_run.STATE_DIR
+    try:
+        result = health_run.run(data, state_dir, find, runner)
+    except (IOError, OSError) as exc:
+        health_run.say('gpulab-slurm-prolog: cannot write %s: %s' % (state_dir, exc), sys.stderr)
+        return 1
+    if result['verdict'] == 'healthy':
+        return 0
+    job = os.environ.get('SLURM_JOB_ID') or ''
+    job = job if re.fullmatch(r'[0-9]{1,12}', job) else '?'
+    reason = health_reason(result)
+    health_run.write_json(os.path.join(state_dir, PROLOG_FILE), {
+        'time': round(time.time() if now is None else now, 3), 'job': job, 'reason': reason})
+    health_run.say('gpulab-slurm-prolog: job %s refused on node %s: %s' % (job, node_name(), reason), sys.stderr)
+    return 1

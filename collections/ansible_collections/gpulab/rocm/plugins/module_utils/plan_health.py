@@ -30,17 +30,21 @@ PACKAGE = 'ansible_collections/gpulab/rocm/plugins/module_utils'
 MODULES = ('_facts_common', 'amd_smi', 'gfx', 'gpu_sysfs', 'gpu_tools', 'health', 'health_run', 'health_slurm', 'pci',
            'rocm_smi', 'rocminfo', 'root_files', 'slurm_conf')
 SLURM_PROGRAM = '/usr/sbin/gpulab-slurm-health'
+# Slurm's Prolog where rocm_slurm_health_prolog is on (installed everywhere: this role does not read rocm_slurm's).
+PROLOG_PROGRAM = '/usr/sbin/gpulab-slurm-prolog'
 _ENTRY = '''#!/usr/bin/python3 -I
 # %s: %s of gpulab.rocm (docs/health.md). Installed by the rocm_health role;
 # the code is the collection's module_utils under %s.
 import sys
 sys.path.insert(0, %r)
 from ansible_collections.gpulab.rocm.plugins.module_utils import %s  # noqa: E402
-sys.exit(%s.main())
+sys.exit(%s())
 '''
-ENTRY = _ENTRY % ('gpulab-gpu-health', 'the GPU health check', LIB, LIB, 'health_run', 'health_run')
+ENTRY = _ENTRY % ('gpulab-gpu-health', 'the GPU health check', LIB, LIB, 'health_run', 'health_run.main')
 SLURM_ENTRY = _ENTRY % ('gpulab-slurm-health', "Slurm's HealthCheckProgram (drain, resume)", LIB, LIB,
-                        'health_slurm', 'health_slurm')
+                        'health_slurm', 'health_slurm.main')
+PROLOG_ENTRY = _ENTRY % ('gpulab-slurm-prolog', "Slurm's Prolog (refuses a job on an unhealthy node)", LIB, LIB,
+                         'health_slurm', 'health_slurm.prolog')
 # The role's variables that go into the data file as they are (health.DEFAULTS names the keys).
 _COPIED = ('link_policy', 'aer_correctable', 'max_uncorrectable_ecc', 'max_pending_bad_pages', 'rocminfo_timeout',
            'amd_smi_timeout', 'kfd_group', 'render_group', 'sysfs_root', 'dev_root', 'resume_limit',
@@ -82,7 +86,7 @@ def library_files(source_dir=None):
 
 def compared_paths():
     """Every path the plan compares (the probe's `paths` section describes them: type, owner, mode, sha1)."""
-    return [PROGRAM, SLURM_PROGRAM, DATA] + folders() + sorted(library_files())
+    return [PROGRAM, SLURM_PROGRAM, PROLOG_PROGRAM, DATA] + folders() + sorted(library_files())
 
 
 def probe_needs(node, wanted, stack):
@@ -150,7 +154,7 @@ def plan(node, wanted, stack):
             result['files' if path == DATA else 'library'][path] = files[path]
             result.change('write %s' % path, 'the expected values changed' if path == DATA else
                           'the health check program differs from the collection\'s')
-    for path, text in ((PROGRAM, ENTRY), (SLURM_PROGRAM, SLURM_ENTRY)):
+    for path, text in ((PROGRAM, ENTRY), (SLURM_PROGRAM, SLURM_ENTRY), (PROLOG_PROGRAM, PROLOG_ENTRY)):
         if not file_matches(paths.get(path), text, mode='0755'):
             result['scripts'][path] = text
             result.change('write %s' % path, 'an entry script of the health check')

@@ -53,10 +53,23 @@ def _reboot_left_to_slurm(node):
                 and (driver.get('reboot') or {}).get('through_slurm'))
 
 
+def _reboot_yourself(why, name=None, reason=None):
+    """The line that says who reboots a node the play does not reboot, and how."""
+    line = ('%s; /run/reboot-required stays marked: reboot it yourself when that is right' % why)
+    if name:
+        line += (' (scontrol reboot ASAP nextstate=DOWN reason="%s" %s keeps that reason)' % (reason, name))
+    return line
+
+
 def plan(node, wanted, stack):
-    """wanted: enabled (upgrade.yml's maintenance), slurm_node (the host is in group slurm_nodes), node_name (''
-    reads it from the probe), drain_timeout (seconds). The plan's keys: node, drain, wait (the node is maintained),
-    resume, reboot, reason, timeout, why."""
+    """wanted: enabled (upgrade.yml's maintenance), slurm_node (the host is in group slurm_nodes), controller (in
+    group slurm_controllers), node_name ('' reads it from the probe), drain_timeout (seconds). The plan's keys: node,
+    drain, wait (the node is maintained), resume, reboot, reason, timeout, why.
+
+    Two nodes are never rebooted by the play, even when the driver left its reboot to Slurm: a node someone else
+    drained (scontrol reboot would replace their reason and restart a machine they took out, maybe to work on it),
+    and slurmctld's own host (its reboot stops scheduling for the whole cluster and the Slurm calls of the other
+    nodes of the batch). A controller runs no job: it is not drained."""
     del stack
     result = Plan('maintenance')
     result.update(node=None, drain=False, wait=False, resume=False, reboot=False,
@@ -72,8 +85,18 @@ def plan(node, wanted, stack):
     if not _true(wanted.get('enabled')):
         result['why'] = 'not a maintenance run (playbooks/upgrade.yml turns it on)'
         return result
+    controller = _true(wanted.get('controller'))
     if not _true(wanted.get('slurm_node')):
-        result['why'] = 'not in group slurm_nodes: changed as any host, without Slurm'
+        if not controller:
+            result['why'] = 'not in group slurm_nodes: changed as any host, without Slurm'
+            return result
+        result['why'] = ('a Slurm controller (group slurm_controllers), not a compute node: it runs no job, so it is '
+                         'not drained; changed as any host')
+        if _reboot_left_to_slurm(node):
+            result['why'] = _reboot_yourself(result['why'] + '; the driver change needs a reboot, which the play '
+                                             'does not do on slurmctld\'s host (it would stop scheduling for the '
+                                             'whole cluster)')
+            result.warn('the driver change needs a reboot that the play leaves to you: ' + result['why'])
         return result
     if 'slurmd' not in (slurm.get('daemons') or []):
         result['why'] = 'slurmd does not run here: no job can run on it, no drain'
@@ -98,7 +121,7 @@ def plan(node, wanted, stack):
     if not changing:
         result['why'] = 'nothing to change on %s: not drained' % name
         return result
-    result['reboot'] = _reboot_left_to_slurm(node)
+    reboot = _reboot_left_to_slurm(node)
     result['wait'] = True
     current = own_reason(found[0].get('Reason'))
     drained = bool(flags(found[0].get('State')) & DRAINED)
@@ -109,12 +132,24 @@ def plan(node, wanted, stack):
     elif drained and current:
         result['why'] = ('%s is drained by someone else (%s): the reason is kept, its jobs are waited for, then %s '
                          'changes; it is never resumed by this play' % (name, current, what))
+        if reboot:
+            reboot = False
+            result['why'] = _reboot_yourself(result['why'] + '; the driver change needs a reboot, which the play '
+                                             'does not do here (scontrol reboot would replace that reason)',
+                                             name, current)
+            result.warn('the driver change needs a reboot that the play leaves to you: ' + result['why'])
     else:
         result.update(drain=True, resume=True)
         result.change('drain Slurm node %s (%s)' % (name, DRAIN_REASON),
                       '%s changes and slurmd runs: no job is started or killed during the change' % what)
         result['why'] = ('drain %s (%s) before %s changes, wait for its jobs; resume it after its health check '
                          'passes' % (name, DRAIN_REASON, what))
+    if reboot and controller:
+        reboot = False
+        result['why'] = _reboot_yourself(result['why'] + '; the driver change needs a reboot, which the play does not '
+                                         'do on slurmctld\'s host (a compute node that is also the controller)')
+        result.warn('the driver change needs a reboot that the play leaves to you: ' + result['why'])
+    result['reboot'] = reboot
     if result['reboot']:
         result.change('reboot %s through Slurm (scontrol reboot ASAP nextstate=DOWN)' % name,
                       'the driver changed; the node comes back DOWN and is resumed after its health check')

@@ -31,6 +31,10 @@ NODE_PACKAGES = ['munge', 'slurmd', 'slurm-client']
 # The health check (role rocm_health installs it on the compute nodes; docs/health.md).
 HEALTH_PROGRAM = '/usr/sbin/gpulab-slurm-health'
 HEALTH_NODE_STATES = ('ALLOC', 'ANY', 'CYCLE', 'IDLE', 'MIXED', 'NONDRAINED_IDLE')
+# The same check as Slurm's Prolog (rocm_slurm_health_prolog): slurm.conf's Prolog is this program, PrologFlags
+# holds Alloc (every node of an allocation checks before the job starts, not only the batch host) and
+# SchedulerParameters holds nohold_on_prolog_fail (the refused job is requeued to run elsewhere, not held).
+PROLOG_PROGRAM = '/usr/sbin/gpulab-slurm-prolog'
 DROPIN_DIR = '/etc/systemd/system/slurmd.service.d'
 DROPIN = DROPIN_DIR + '/gpulab-gpus.conf'
 # slurmd must not register before amdgpu made /dev/kfd and the render nodes (gres.conf names them): wait up to a
@@ -258,11 +262,50 @@ def health_lines(wanted):
             ('HealthCheckNodeState', str(wanted['health_node_state']).upper())]
 
 
+def prolog_lines(lines, on):
+    """slurm.conf's lines with the prolog's settings (owned lines before the first NodeName line where new; Alloc
+    and nohold_on_prolog_fail added to the lab's own PrologFlags and SchedulerParameters, their other words kept).
+    Off: the owned lines removed (a word added to a lab's line stays). PlanError on a Prolog that is not ours: Slurm
+    runs one Prolog, and the role does not replace the lab's."""
+    out, seen, new = [], set(), []
+    wanted = (('prolog', 'Prolog', [PROLOG_PROGRAM], None), ('prologflags', 'PrologFlags', ['Alloc'], 'contain'),
+              ('schedulerparameters', 'SchedulerParameters', ['nohold_on_prolog_fail'], None))
+    for index, line in enumerate(lines):
+        words, comment = sc.split_line(line)
+        pairs = sc.words_to_dict(words)
+        key = pairs[0][0].lower() if pairs else ''
+        entry = [item for item in wanted if item[0] == key]
+        if entry and not on:
+            if comment.strip() == OWNED_LINE.strip():
+                continue
+        elif entry:
+            seen.add(key)
+            _key, name, (word,), implied = entry[0]
+            items = [item for item in (pairs[0][1] or '').split(',') if item]
+            if key == 'prolog' and items != [word]:
+                raise PlanError('rocm_slurm: slurm.conf line %d sets Prolog=%s, and rocm_slurm_health_prolog needs '
+                                'Prolog=%s: Slurm runs one Prolog (or a glob), and the role does not replace yours. '
+                                'Call %s from your prolog and set rocm_slurm_health_prolog: false, or remove your '
+                                'Prolog line. Nothing was changed.' % (index + 1, pairs[0][1], word, word))
+            present = [item.lower() for item in items]
+            if word.lower() not in present and implied not in present:
+                line = ' '.join(['%s=%s' % (name, ','.join(items + [word]))] + words[1:]) + (
+                    ' ' + comment if comment else '')
+        out.append(line)
+    if on:
+        new = ['%s=%s%s' % (name, word, OWNED_LINE) for key, name, (word,), _implied in wanted if key not in seen]
+    if new:
+        at = next((index for index, line in enumerate(out)
+                   if (sc.words_to_dict(sc.split_line(line)[0]) or [('', '')])[0][0].lower() == 'nodename'), len(out))
+        out[at:at] = new
+    return out
+
+
 def probe_needs(node, wanted, stack):
     """On a compute node: slurmd's drop-in and whether systemd runs (it is reloaded after the drop-in changes)."""
     if not _flag(wanted.get('compute')):
         return None
-    paths = [DROPIN_DIR, DROPIN, '/run/systemd/system', HEALTH_PROGRAM]
+    paths = [DROPIN_DIR, DROPIN, '/run/systemd/system', HEALTH_PROGRAM, PROLOG_PROGRAM]
     missing = [path for path in paths if path not in (node.get('paths') or {})]
     return {'sections': ['paths'], 'paths': missing} if missing else None
 
@@ -276,7 +319,8 @@ def _text(value):
 def plan(node, wanted, stack=None):
     """Phase slurm. wanted: install, conf_dir, controller, compute, record (this host's slurm_node record), nodes
     ({host: record} of the compute nodes this run read), controller_record, cluster_name, partition,
-    slurmctld_port, slurmd_port, cgroup_enforce, conf_extra, health_check, health_interval, health_node_state.
+    slurmctld_port, slurmd_port, cgroup_enforce, conf_extra, health_check, health_interval, health_node_state,
+    health_prolog.
 
     Returns the Plan with files {path: content}, remove [paths], munge_key (create|install|None), start and restart
     ([services] in the order to act), reconfigure (bool: scontrol reconfigure on the controller afterwards)."""
@@ -310,8 +354,14 @@ def plan(node, wanted, stack=None):
     # slurm.conf
     conf_path = conf_dir + '/slurm.conf'
     current = files.get('slurm.conf') or {}
+    prolog = _flag(wanted.get('health_prolog'))
+    if prolog and not health_lines(wanted):
+        result.warn('rocm_slurm_health_prolog is on and rocm_slurm_health_check off: a node the prolog refuses stays '
+                    'drained ("Prolog error") until an admin resumes it; the health check is what gives such a drain '
+                    'its gpulab reason and resumes the node once healthy')
     if install:
         content = render_slurm_conf(wanted, ctl, records, current.get('content') or '')
+        content = '\n'.join(prolog_lines(content.splitlines(), prolog)) + '\n'
     elif current.get('type') != 'file':
         if controller:
             raise PlanError('rocm_slurm: %s is missing on the controller, and rocm_slurm_install is false (configure '
@@ -321,6 +371,7 @@ def plan(node, wanted, stack=None):
         content = None
     else:
         content = edit_slurm_conf(current['content'], records, health_lines(wanted))
+        content = '\n'.join(prolog_lines(content.splitlines(), prolog)) + '\n'
     if content is not None and current.get('content') != content:
         result['files'][conf_path] = content
         gpus_of = gres_changes(current.get('content') or '', content)
@@ -385,6 +436,10 @@ def plan(node, wanted, stack=None):
         elif (paths.get(DROPIN) or {}).get('type') == 'file':
             result['remove'].append(DROPIN)
             result.change('remove %s' % DROPIN, 'rocm_slurm_health_check is false')
+        if prolog and PROLOG_PROGRAM in paths and (paths[PROLOG_PROGRAM] or {}).get('type') != 'file':
+            result.warn('%s is not installed on this node: slurm.conf names it as the Prolog, so Slurm refuses every '
+                        'job here and drains the node ("Prolog error") until role rocm_health runs on it '
+                        '(playbooks/provision.yml)' % PROLOG_PROGRAM)
         # /etc/default/slurmd: the node's Slurm name, where it is not the host name
         if install:
             defaults = files.get('defaults') or {}

@@ -85,3 +85,68 @@ def test_main_drains_through_scontrol_and_records_resumes(tmp_path, monkeypatch)
     assert calls[-1] == ['update', 'NodeName=n1', 'State=DRAIN',
                          'Reason=gpulab: health: GPU_COUNT,AMDGPU_LOADED,KFD_NODE,ROCMINFO: 0 GPU(s) in KFD and 0 on '
                          'the PCI bus, 2 expected']
+
+
+# --- the prolog variant: Slurm drains with its own reason, the health check takes it as ours -----------------------
+
+REFUSED = {'time': NOW - 10, 'job': '42', 'reason': 'gpulab: health: RENDER_NODE: /dev/dri/renderD129 is missing'}
+SLURMS = 'Prolog error [slurm@2026-12-01T19:00:00]'
+
+
+def test_slurms_prolog_drain_takes_the_checks_reason_only_after_our_prologs_refusal():
+    action, reason, why = health_slurm.decide(SICK, 'IDLE+DRAIN', SLURMS, [], NOW, 3, 24, REFUSED)
+    assert action == 'drain' and reason == REFUSED['reason'] and 'refused job 42' in why
+    # healthy again: resumed, as a drain of ours
+    action, _reason, why = health_slurm.decide(HEALTHY, 'IDLE+DRAIN', SLURMS, [], NOW, 3, 24, REFUSED)
+    assert action == 'resume' and 'refusal of job 42' in why
+    # without our prolog's record, "Prolog error" is Slurm's (another prolog, a killed one): left as it is
+    assert decide(SICK, 'IDLE+DRAIN', SLURMS)[0] == 'none'
+    assert decide(HEALTHY, 'IDLE+DRAIN', SLURMS)[0] == 'none'
+    # an admin's drain stays an admin's, record or not
+    assert health_slurm.decide(HEALTHY, 'IDLE+DRAIN', 'fan swap [root@x]', [], NOW, 3, 24, REFUSED)[0] == 'none'
+
+
+def sysfs_data(tmp_path, count):
+    sysfs = tmp_path / 'sys'
+    (sysfs / 'bus' / 'pci' / 'devices').mkdir(parents=True, exist_ok=True)
+    data = tmp_path / 'health.json'
+    data.write_text(json.dumps({'sysfs_root': str(sysfs), 'dev_root': str(tmp_path), 'gpu_count': count}))
+    return ['--data', str(data), '--state-dir', str(tmp_path / 'state')]
+
+
+def test_the_prolog_refuses_a_job_on_an_unhealthy_node_and_records_it(tmp_path, monkeypatch):
+    monkeypatch.setenv('SLURM_JOB_ID', '42')
+    monkeypatch.setenv('SLURMD_NODENAME', 'n1')
+    calls = []
+
+    def run(argv, timeout):  # the prolog calls no Slurm command (and the fixture node has no rocminfo)
+        calls.append(argv)
+        return 0, '', ''
+    find = {'scontrol': '/usr/bin/scontrol'}.get
+    args = sysfs_data(tmp_path, 0)
+    assert health_slurm.prolog(args, run, find, NOW) == 0
+    assert not os.path.exists(str(tmp_path / 'state' / 'prolog.json'))
+    args = sysfs_data(tmp_path, 2)
+    assert health_slurm.prolog(args, run, find, NOW) == 1
+    assert not [argv for argv in calls if 'scontrol' in argv[0]]
+    with open(str(tmp_path / 'state' / 'prolog.json')) as handle:
+        record = json.load(handle)
+    assert record['job'] == '42' and record['reason'].startswith('gpulab: health: GPU_COUNT')
+    # the health check then finds Slurm's drain: it gives it our reason, and once healthy resumes it and forgets
+    state = {'State': 'IDLE+DRAIN', 'Reason': SLURMS}
+
+    def slurm(argv, timeout):
+        calls.append(argv[1:])
+        if argv[1] == 'show':
+            return 0, 'NodeName=n1 State=%s Reason=%s\n' % (state['State'], state['Reason']), ''
+        return 0, '', ''
+    health_slurm.main(args, slurm, find, NOW)
+    assert calls[-1] == ['update', 'NodeName=n1', 'State=DRAIN', 'Reason=' + record['reason']]
+    health_slurm.main(sysfs_data(tmp_path, 0), slurm, find, NOW)
+    assert calls[-1] == ['update', 'NodeName=n1', 'State=RESUME']
+    assert not os.path.exists(str(tmp_path / 'state' / 'prolog.json'))
+    # a job id that is not one is not written as it is
+    monkeypatch.setenv('SLURM_JOB_ID', '42; rm -rf /')
+    assert health_slurm.prolog(sysfs_data(tmp_path, 2), run, find, NOW) == 1
+    with open(str(tmp_path / 'state' / 'prolog.json')) as handle:
+        assert json.load(handle)['job'] == '?'

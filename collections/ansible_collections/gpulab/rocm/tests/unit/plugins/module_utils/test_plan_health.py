@@ -61,6 +61,14 @@ def test_the_installed_program_runs_alone(tmp_path):
     result = json.loads(done.stdout)
     assert done.returncode == 2 and result['verdict'] == 'error'  # no sysfs there: it could not run
     assert 'nosys' in result['checks'][0]['reason']
+    # the prolog entry: the same check, exit 1 (slurmd refuses the job), its refusal recorded; no Slurm call
+    prolog = tmp_path / 'gpulab-slurm-prolog'
+    prolog.write_text(plan_health.PROLOG_ENTRY.replace(repr(plan_health.LIB), repr(lib)))
+    done = subprocess.run([sys.executable, '-I', str(prolog), '--data', str(data), '--state-dir',
+                           str(tmp_path / 'state')], capture_output=True, text=True, timeout=60, check=False,
+                          env={'SLURM_JOB_ID': '7', 'SLURMD_NODENAME': 'n1', 'PATH': '/nonexistent'})
+    assert done.returncode == 1 and 'job 7 refused on node n1: gpulab: health: HEALTH_DATA' in done.stderr, done
+    assert json.loads((tmp_path / 'state' / 'prolog.json').read_text())['job'] == '7'
     probe = subprocess.run([sys.executable, '-I', '-c', 'import sys; sys.path.insert(0, %r); '
                             'from ansible_collections.gpulab.rocm.plugins.module_utils import health_run; '
                             'print(health_run.__file__); '
@@ -104,13 +112,14 @@ def test_a_converged_node_changes_nothing():
     files = dict(first['files'], **first['library'])
     paths = dict((path, {'type': 'file', 'sha1': plan_common.sha1(content), 'mode': '0644', 'uid': 0, 'gid': 0})
                  for path, content in files.items())
-    for path, text in ((plan_health.PROGRAM, plan_health.ENTRY), (plan_health.SLURM_PROGRAM, plan_health.SLURM_ENTRY)):
+    for path, text in ((plan_health.PROGRAM, plan_health.ENTRY), (plan_health.SLURM_PROGRAM, plan_health.SLURM_ENTRY),
+                       (plan_health.PROLOG_PROGRAM, plan_health.PROLOG_ENTRY)):
         paths[path] = {'type': 'file', 'sha1': plan_common.sha1(text), 'mode': '0755', 'uid': 0, 'gid': 0}
     paths.update((path, {'type': 'directory', 'mode': '0755', 'uid': 0}) for path in plan_health.folders())
     again = plan(node=dict(NODE, paths=paths))
     assert (again['changes'], again['files'], again['library'], again['scripts'], again['folders']) == \
         ([], {}, {}, {}, [])
-    assert len(first['changes']) == len(plan_health.folders()) + len(files) + 2
+    assert len(first['changes']) == len(plan_health.folders()) + len(files) + 3
     # A folder someone made group-writable is a change of its own (the role is not skipped on it).
     loose = dict(paths, **{plan_health.STATE_DIR: {'type': 'directory', 'mode': '0775', 'uid': 0}})
     fixed = plan(node=dict(NODE, paths=loose))

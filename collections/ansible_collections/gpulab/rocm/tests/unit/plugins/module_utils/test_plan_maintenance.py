@@ -147,3 +147,34 @@ def test_slurms_state_is_read_only_where_the_maintenance_is_on():
         'sections': ['slurm_state']}
     assert planner.probe_needs('maintenance', {'sections': ['os', 'slurm', 'slurm_state']}, WANTED, {},
                                fresh=['slurm_state']) is None
+
+
+THROUGH = {'install': ['amdgpu-dkms'], 'reboot_pending': False, 'reboot': {'through_slurm': True}}
+
+
+def test_a_node_someone_else_drained_is_not_rebooted_and_keeps_its_reason():
+    result = plan(node(ADMIN, driver=THROUGH))
+    assert not result['reboot'] and not result['resume'] and not result['drain']
+    assert not [change for change in result['changes'] if change['change'].startswith('reboot')]
+    assert 'which the play does not do here (scontrol reboot would replace that reason)' in result['why']
+    assert 'scontrol reboot ASAP nextstate=DOWN reason="admin: fan swap" gpu01 keeps that reason' in result['why']
+    assert '/run/reboot-required stays marked' in result['why'] and result['notices']
+    # the health check's drain is someone else's as well for this play (it never resumes it either)
+    health = ADMIN.replace('admin: fan swap', 'gpulab: health: RENDER_NODE: /dev/dri/renderD128 is missing')
+    assert not plan(node(health, driver=THROUGH))['reboot']
+    # our own maintenance drain, continued: rebooted
+    assert plan(node(OURS, driver=THROUGH))['reboot']
+
+
+def test_a_controller_is_never_drained_nor_rebooted():
+    alone = plan(node(daemons=('munged', 'slurmctld')), slurm_node=False, controller=True)
+    assert (alone['node'], alone['drain'], alone['wait'], alone['reboot']) == (None, False, False, False)
+    assert alone['why'] == ('a Slurm controller (group slurm_controllers), not a compute node: it runs no job, so it '
+                            'is not drained; changed as any host')
+    driver = plan(node(daemons=('munged', 'slurmctld'), driver=THROUGH), slurm_node=False, controller=True)
+    assert not driver['reboot'] and "does not do on slurmctld's host" in driver['why'] and driver['notices']
+    # a controller that is a compute node too: drained, waited for and resumed as one, but not rebooted
+    both = plan(node(MIXED, daemons=('munged', 'slurmctld', 'slurmd'), driver=THROUGH), controller=True)
+    assert both['drain'] and both['wait'] and both['resume'] and not both['reboot']
+    assert 'a compute node that is also the controller' in both['why']
+    assert [change['change'] for change in both['changes']] == ['drain Slurm node gpu01 (gpulab: maintenance: upgrade)']

@@ -427,10 +427,58 @@ def test_an_installed_slurm_gets_the_health_lines_and_slurmd_its_drop_in(tmp_pat
     node["paths"][plan_slurm.DROPIN] = {"exists": True, "type": "file", "sha1": sha1(plan_slurm.DROPIN_TEXT)}
     assert plan_slurm.DROPIN not in cluster(node, record(node), install=True, **HEALTH)["files"]
     assert planner.probe_needs("slurm", {"sections": ["os", "slurm"]}, {"compute": True}, {})["paths"] == [
-        plan_slurm.DROPIN_DIR, plan_slurm.DROPIN, "/run/systemd/system", plan_slurm.HEALTH_PROGRAM]
+        plan_slurm.DROPIN_DIR, plan_slurm.DROPIN, "/run/systemd/system", plan_slurm.HEALTH_PROGRAM,
+        plan_slurm.PROLOG_PROGRAM]
     node["paths"][plan_slurm.HEALTH_PROGRAM] = {"exists": False, "type": None}
     assert "/usr/sbin/gpulab-slurm-health is not installed on this node" in " ".join(
         cluster(node, record(node), install=True, **HEALTH)["notices"])
+
+
+def test_the_prolog_lines_are_owned_and_add_to_the_labs_own_flags(tmp_path):
+    lab = LAB_CONF.replace("GresTypes=mps", "PrologFlags=X11\nSchedulerParameters=bf_continue,defer\nGresTypes=mps")
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": lab})
+    conf = cluster(node, record(node), health_prolog=True)["files"]["/etc/slurm/slurm.conf"]
+    lines = conf.splitlines()
+    # the lab's lines keep their words, ours are added; the Prolog line is owned, before the first node line
+    assert "PrologFlags=X11,Alloc" in lines and "SchedulerParameters=bf_continue,defer,nohold_on_prolog_fail" in lines
+    assert lines.index("Prolog=/usr/sbin/gpulab-slurm-prolog" + plan_slurm.OWNED_LINE) < \
+        lines.index("NodeName=gpu01 CPUs=4 Gres=mps:100,gpu:mi250x:2 State=UNKNOWN")
+    # a second plan changes nothing; Contain implies Alloc
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": conf})
+    assert "/etc/slurm/slurm.conf" not in cluster(node, record(node), health_prolog=True)["files"]
+    assert plan_slurm.prolog_lines(["PrologFlags=Contain"], True)[0] == "PrologFlags=Contain"
+    # off again: our owned line goes, the lab's lines stay (with the words added, said in docs/health.md)
+    off = cluster(node, record(node), health_prolog=False)["files"]["/etc/slurm/slurm.conf"]
+    assert "Prolog=" not in off and "PrologFlags=X11,Alloc" in off.splitlines()
+    # without lines of the lab's own: three owned lines
+    assert plan_slurm.prolog_lines(["NodeName=a"], True) == [
+        "Prolog=/usr/sbin/gpulab-slurm-prolog" + plan_slurm.OWNED_LINE, "PrologFlags=Alloc" + plan_slurm.OWNED_LINE,
+        "SchedulerParameters=nohold_on_prolog_fail" + plan_slurm.OWNED_LINE, "NodeName=a"]
+
+
+def test_an_installed_slurm_gets_the_prolog_lines_only_when_asked(tmp_path):
+    node = probe(tmp_path, TWO_MI250X)
+    conf = cluster(node, record(node), install=True, **HEALTH)["files"]["/etc/slurm/slurm.conf"]
+    assert "Prolog" not in conf and "SchedulerParameters" not in conf
+    on = cluster(node, record(node), install=True, health_prolog=True,
+                 conf_extra={"SchedulerParameters": "bf_continue"}, **HEALTH)
+    lines = on["files"]["/etc/slurm/slurm.conf"].splitlines()
+    assert "SchedulerParameters=bf_continue,nohold_on_prolog_fail" in lines, lines
+    assert "PrologFlags=Alloc" + plan_slurm.OWNED_LINE in lines
+    alone = cluster(node, record(node), install=True, health_prolog=True, health_check=False)
+    assert "a node the prolog refuses stays drained" in " ".join(alone["notices"])
+    node["paths"] = {plan_slurm.PROLOG_PROGRAM: {"exists": False, "type": None}}
+    assert "/usr/sbin/gpulab-slurm-prolog is not installed on this node" in " ".join(
+        cluster(node, record(node), install=True, health_prolog=True, **HEALTH)["notices"])
+
+
+def test_a_labs_own_prolog_stops_the_plan_with_the_fix(tmp_path):
+    node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": "Prolog=/etc/slurm/prolog.d/*\n" + LAB_CONF})
+    with pytest.raises(PlanError, match=r"line 1 sets Prolog=/etc/slurm/prolog.d/\*.*Call /usr/sbin/gpulab-slurm-"
+                                        r"prolog from your prolog and set rocm_slurm_health_prolog: false"):
+        cluster(node, record(node), health_prolog=True)
+    # off, the lab's prolog is the lab's: kept as it is
+    assert "Prolog=/etc/slurm/prolog.d/*" in cluster(node, record(node))["files"]["/etc/slurm/slurm.conf"]
 
 
 @pytest.mark.parametrize("over, words", [
