@@ -9,18 +9,32 @@ cd "$(dirname "$0")/.."
 
 logs=.cache/logs
 mkdir -p "$logs"
+# The whole machine's busy CPU seconds (every process, the containers' too), from /proc/stat's first line.
+busy_seconds() { awk -v hz="$(getconf CLK_TCK)" '/^cpu /{ printf "%d", ($2 + $3 + $4 + $7 + $8) / hz }' /proc/stat; }
+busy_start=$(busy_seconds)
 declare -a timings=()
+# CPU seconds (user + system) of what a command ran, from the kernel's accounting of its finished children: the
+# controller's side of a scenario (molecule, ansible-playbook, docker's client, pytest), not the containers' own.
+cpu_of() { ( "$@"; rc=$?; times | awk 'NR == 2 {print $1 " " $2}' >"$cpu_file"; exit $rc ); }
+seconds() { awk '{ n = 0; for (i = 1; i <= NF; i++) { split($i, p, "m"); n += p[1] * 60 + p[2] } printf "%d", n }' "$1"; }
 stage() {
-  local name=$1 start=$SECONDS rc=0; shift
+  local name=$1 start=$SECONDS rc=0 cpu_file; shift
+  cpu_file=$(mktemp)
   printf '\n=== %s ===\n' "$name"
-  "$@" || rc=$?
-  timings+=("$(printf '%-44s %4d s  %s' "$name" $((SECONDS - start)) "$([ $rc -eq 0 ] && echo ok || echo FAILED)")")
+  cpu_of "$@" || rc=$?
+  timings+=("$(printf '%-44s %4d s  %4s s cpu  %s' "$name" $((SECONDS - start)) "$(seconds "$cpu_file")" \
+    "$([ $rc -eq 0 ] && echo ok || echo FAILED)")")
+  rm -f "$cpu_file"
   return $rc
 }
 
 stage "host setup (packages, docker, images, venv)" tests/harness/host-setup.sh
 # shellcheck disable=SC1091
 source .venv/bin/activate
+# Each scenario test's playbook run, one line with its wall and CPU seconds (molecule/lifecycle/tests/gpulab_runs.py),
+# and every playbook's own wall time at the end of its output (the timer callback): where a scenario's time goes.
+export GPULAB_RUN_LOG=$PWD/$logs/playbook-runs.tsv ANSIBLE_CALLBACKS_ENABLED=ansible.posix.timer
+: >"$GPULAB_RUN_LOG"
 stage "fixture mirror" tests/harness/mirror/mirror.sh start
 eval "$(tests/harness/mirror/mirror.sh env)"
 
@@ -52,20 +66,26 @@ if [ ${#scenarios[@]} -eq 0 ]; then
 fi
 jobs=${GPULAB_MOLECULE_JOBS:-2}
 run_scenario() {
-  local name=$1 start=$SECONDS rc=0
+  local name=$1 start=$SECONDS rc=0 cpu_file
+  cpu_file=$(mktemp)
+  cpu_of scenario_command "$name" || rc=$?
+  printf 'molecule %-24s %4d s  %4s s cpu  %s\n' "$name" $((SECONDS - start)) "$(seconds "$cpu_file")" \
+    "$([ $rc -eq 0 ] && echo passed || echo FAILED)" >>"$logs/molecule-summary.txt"
+  rm -f "$cpu_file"
+  return $rc
+}
+scenario_command() {
+  local name=$1
   if [ "$name" = awx-runner ]; then
     # Every playbook as an AWX job under ansible-runner, and the fleet report in Chromium (its own containers
     # and mirror).
-    tests/runner/run.sh >"$logs/molecule-$name.log" 2>&1 || rc=$?
+    tests/runner/run.sh >"$logs/molecule-$name.log" 2>&1
   elif [ "$name" = release ]; then
     # The release tarball installed alone, a playbook and a role by their collection names against a container.
-    python -m pytest -q -p no:cacheprovider -m container tests/release >"$logs/molecule-$name.log" 2>&1 || rc=$?
+    python -m pytest -q -p no:cacheprovider -m container tests/release >"$logs/molecule-$name.log" 2>&1
   else
-    molecule test -s "$name" >"$logs/molecule-$name.log" 2>&1 || rc=$?
+    molecule test -s "$name" >"$logs/molecule-$name.log" 2>&1
   fi
-  printf 'molecule %-24s %4d s  %s\n' "$name" $((SECONDS - start)) "$([ $rc -eq 0 ] && echo passed || echo FAILED)" \
-    >>"$logs/molecule-summary.txt"
-  return $rc
 }
 molecule_all() {
   local failed=0 running=0
@@ -105,7 +125,8 @@ printf '\n=== wall times ===\n'
 printf '%s\n' "${timings[@]}"
 printf '%-44s %4d s\n' "static checks and molecule$([ "${GPULAB_STATIC_BESIDE:-1}" = 1 ] && echo ' (side by side)')" \
   "$molecule_wall"
-printf 'total %d s\n' "$SECONDS"
+printf 'total %d s; the machine busy %d CPU seconds of %d (%d cores)\n' "$SECONDS" $(($(busy_seconds) - busy_start)) \
+  $((SECONDS * $(nproc))) "$(nproc)"
 printf 'molecule: %d passed, %d failed\n' "$(grep -c ' passed$' "$logs/molecule-summary.txt")" \
   "$(grep -c ' FAILED$' "$logs/molecule-summary.txt")"
 [ $static_rc -eq 0 ] && [ $molecule_rc -eq 0 ]

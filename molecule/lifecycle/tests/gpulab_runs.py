@@ -8,7 +8,9 @@ Used by the lifecycle, distro and faults scenarios (they import it from this fol
 import json
 import os
 import re
+import resource
 import subprocess
+import time
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[3]
@@ -66,9 +68,30 @@ def playbook(path, limit, extra_vars=None, check=False, tags=None):
     if tags:
         args += ["--tags", tags]
     env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
+    started, cpu_before = time.monotonic(), _children_cpu()
     proc = subprocess.run(["ansible-playbook"] + args, capture_output=True, text=True, env=env, cwd=PROJECT,
                           check=False)
-    return Run(args, proc)
+    run = Run(args, proc)
+    _record(run, time.monotonic() - started, _children_cpu() - cpu_before)
+    return run
+
+
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _record(run, wall, cpu):
+    """One line per run in $GPULAB_RUN_LOG (the test command sets it): what each scenario's runs cost."""
+    path = os.environ.get("GPULAB_RUN_LOG")
+    if not path:
+        return
+    scenario = os.environ.get("MOLECULE_SCENARIO_NAME", "-")
+    tasks = sum(counts["ok"] + counts["skipped"] + counts["failed"] for counts in run.recap.values())
+    variables = sorted(set(json.loads(run.args[7])) - {"gpulab_hosts", "rocm_report_dest"})
+    with open(path, "a") as handle:
+        handle.write("%s\t%.1f\t%.1f\t%d\t%s %s %s %s\n" % (scenario, wall, cpu, tasks, run.args[2], run.args[4],
+                                                           ",".join(variables), " ".join(run.args[8:])))
 
 
 # What a snapshot leaves out: kernel and runtime filesystems, temporary folders, Ansible's own working folder
