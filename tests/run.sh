@@ -15,8 +15,9 @@ busy_start=$(busy_seconds)
 declare -a timings=()
 # CPU seconds (user + system) of what a command ran, from the kernel's accounting of its finished children: the
 # controller's side of a scenario (molecule, ansible-playbook, docker's client, pytest), not the containers' own.
-cpu_of() { ( "$@"; rc=$?; times | awk 'NR == 2 {print $1 " " $2}' >"$cpu_file"; exit $rc ); }
-seconds() { awk '{ n = 0; for (i = 1; i <= NF; i++) { split($i, p, "m"); n += p[1] * 60 + p[2] } printf "%d", n }' "$1"; }
+# (times writes to a file: in a pipeline it would be a new subshell's, with no children yet.)
+cpu_of() { ( "$@"; rc=$?; times >"$cpu_file"; exit $rc ); }
+seconds() { awk 'NR == 2 { n = 0; for (i = 1; i <= NF; i++) { split($i, p, "m"); n += p[1] * 60 + p[2] } printf "%d", n }' "$1"; }
 stage() {
   local name=$1 start=$SECONDS rc=0 cpu_file; shift
   cpu_file=$(mktemp)
@@ -31,9 +32,9 @@ stage() {
 stage "host setup (packages, docker, images, venv)" tests/harness/host-setup.sh
 # shellcheck disable=SC1091
 source .venv/bin/activate
-# Each scenario test's playbook run, one line with its wall and CPU seconds (molecule/lifecycle/tests/gpulab_runs.py),
-# and every playbook's own wall time at the end of its output (the timer callback): where a scenario's time goes.
-export GPULAB_RUN_LOG=$PWD/$logs/playbook-runs.tsv ANSIBLE_CALLBACKS_ENABLED=ansible.posix.timer
+# Each scenario test's playbook run, one line with its wall and CPU seconds (molecule/lifecycle/tests/gpulab_runs.py):
+# where a scenario's time goes.
+export GPULAB_RUN_LOG=$PWD/$logs/playbook-runs.tsv
 : >"$GPULAB_RUN_LOG"
 stage "fixture mirror" tests/harness/mirror/mirror.sh start
 eval "$(tests/harness/mirror/mirror.sh env)"

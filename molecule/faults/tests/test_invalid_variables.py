@@ -41,28 +41,29 @@ CASES = [
     ("unknown codename (Debian 11)", {}, "debian11", None, ["Debian 11 has no ROCm apt suite", GATE]),
     ("unsupported OS (Linux Mint)", {}, "mint", None, ["Linux Mint 21.3 has no ROCm apt suite", GATE]),
     # Values only later roles check (rocm_repo, rocm_sdk and rocm_access would have changed the host first): every
-    # phase's bad input in one run, since the gate lists them all; each class of the issue is one of them.
+    # phase's bad input in one run, since the gate lists them all; each class of the issue is one of them, and a
+    # variable of the wrong type (its role's argument_specs, checked by the plan call) is one more.
     ("every phase's bad input at once",
      {"rocm_env_miopen_dir": "/srv/alice-cache", "rocm_sdk_extra_packages": ["-oops"],
       "rocm_access_groups": ["video", "gpu users"], "rocm_driver_packages": ["amdgpu-dkms;reboot"],
+      "rocm_modules_install": "maybe",
       "rocm_containers_enabled": True, "rocm_containers_cdi_spec": "/tmp/amd.json",
       "rocm_verify_expected_gfx_targets": ["mi300"]}, None, USER_FOLDER,
-     ["6 problems", GATE,
+     ["7 problems", GATE,
       "(1) driver: not Debian package names: 'amdgpu-dkms;reboot'",
       "(2) sdk: rocm_sdk_extra_packages holds names that are not Debian package names: '-oops'",
       "(3) access: rocm_access_groups holds names that are not group names: 'gpu users'",
       "(4) env: rocm_env_miopen_dir /srv/alice-cache is a directory of uid 1000",
-      "(5) containers: rocm_containers_cdi_spec must be a .json file directly in /etc/cdi or /var/run/cdi",
-      "(6) verify: rocm_verify_expected_gfx_targets holds values that are not gfx targets"]),
+      "(5) modules: variables that do not match the role's meta/argument_specs.yml: argument "
+      "'rocm_modules_install' is of type str and we were unable to convert to bool",
+      "(6) containers: rocm_containers_cdi_spec must be a .json file directly in /etc/cdi or /var/run/cdi",
+      "(7) verify: rocm_verify_expected_gfx_targets holds values that are not gfx targets"]),
     # Three roles' bad inputs, among them the issue's first example (a shell expansion in rocm_env_rocm_path).
     ("three roles at once",
      {"rocm_env_rocm_path": "/opt/rocm$(id)", "rocm_access_groups": ["gpu users"],
       "rocm_sdk_extra_packages": ["-oops"]}, None, None,
      ["3 problems", "(1) sdk: rocm_sdk_extra_packages", "(2) access: rocm_access_groups",
       "(3) env: rocm_env_rocm_path must be an absolute path", GATE]),
-    # A type the role's argument_specs refuse: checked in the plan pass (the roles' `plan` entry point).
-    ("rocm_env: not a boolean", {"rocm_env_bashrc_enabled": "maybe"}, None, None,
-     ["Validating arguments against arg spec 'plan'", "rocm_env_bashrc_enabled"]),
 ]
 
 

@@ -20,7 +20,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import plan_pass as passes, planner, stack
+from ansible_collections.gpulab.rocm.plugins.module_utils import plan_pass as passes, planner, role_spec, stack
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
 
 # Read again for every planning call that needs them: valid only at that moment.
@@ -107,6 +107,7 @@ class ActionModule(ActionBase):
 
         plan_pass = node.get('pass') or {}
         try:
+            self._check_role_variables(task_vars)
             plan = planner.plan(phase, node, args['wanted'], inputs, host, previous=memo.get('plan'))
         except PlanError as exc:
             message = passes.claim_free(str(exc))
@@ -127,6 +128,20 @@ class ActionModule(ActionBase):
         memo = {'key': key, 'read_at': node.get('read_at') or {}, 'plan': plan}
         node['plans'] = dict(node.get('plans') or {}, **{phase: memo})
         return self._planned(result, phase, plan, node, run, inputs)
+
+    def _check_role_variables(self, task_vars):
+        """The calling role's variables against its argument_specs.yml `main` options (the entry point that documents
+        them): a PlanError naming each one that does not match. A plan called outside a role checks nothing here."""
+        role = getattr(self._task, '_role', None)
+        path = os.path.join(getattr(role, '_role_path', None) or '', 'meta', 'argument_specs.yml')
+        if role is None or not os.path.isfile(path):
+            return
+        specs = self._loader.load_from_file(path) or {}
+        options = ((specs.get('argument_specs') or {}).get('main') or {}).get('options') or {}
+        values = self._templar.template(dict((name, task_vars[name]) for name in options if name in task_vars))
+        messages = role_spec.errors(options, values)
+        if messages:
+            raise PlanError(role_spec.refusal(role.get_name(include_role_fqcn=False), messages))
 
     def _planned(self, result, phase, plan, node, run, inputs):
         result.update(plan)

@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+"""role_spec: a role's variables against its argument_specs, as the plan action checks them in the plan pass."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpulab.rocm.plugins.module_utils import role_spec
+
+# The shapes the roles' meta/argument_specs.yml use (rocm_env's and rocm_repo's options, abridged).
+OPTIONS = {
+    'rocm_env_bashrc_enabled': {'type': 'bool', 'default': True, 'description': 'x'},
+    'rocm_env_extra_vars': {'type': 'dict', 'default': {}, 'description': 'x'},
+    'rocm_repo_state': {'type': 'str', 'choices': ['present', 'absent'], 'default': 'present', 'description': 'x'},
+    'rocm_access_groups': {'type': 'list', 'elements': 'str', 'default': ['video', 'render'], 'description': 'x'},
+}
+GOOD = {'rocm_env_bashrc_enabled': True, 'rocm_env_extra_vars': {}, 'rocm_repo_state': 'present',
+        'rocm_access_groups': ['video', 'render']}
+
+
+def test_values_that_match_have_no_error():
+    assert role_spec.errors(OPTIONS, GOOD) == []
+    # Ansible's conversions apply, as in validate_argument_spec: 'yes' is a boolean.
+    assert role_spec.errors(OPTIONS, dict(GOOD, rocm_env_bashrc_enabled='yes')) == []
+
+
+def test_every_mismatch_is_named_at_once():
+    messages = role_spec.errors(OPTIONS, dict(GOOD, rocm_env_bashrc_enabled='maybe', rocm_repo_state='gone',
+                                              rocm_env_extra_vars=['A=1']))
+    text = ' '.join(messages)
+    assert len(messages) == 3, messages
+    assert "'rocm_env_bashrc_enabled'" in text and "'maybe' is not a valid boolean" in text
+    assert 'rocm_repo_state' in text and 'present, absent' in text and 'gone' in text
+    assert "'rocm_env_extra_vars' is of type" in text
+
+
+def test_the_values_are_not_changed():
+    values = dict(GOOD, rocm_env_bashrc_enabled='yes')
+    role_spec.errors(OPTIONS, values)
+    assert values['rocm_env_bashrc_enabled'] == 'yes'
+
+
+def test_the_refusal_names_the_role_every_message_and_the_fix():
+    message = role_spec.refusal('rocm_env', ['first problem', 'second problem'])
+    assert message.startswith("rocm_env: variables that do not match the role's meta/argument_specs.yml: ")
+    assert 'first problem; second problem' in message
+    assert 'docs/roles.md' in message
