@@ -29,7 +29,28 @@ stage() {
   return $rc
 }
 
-stage "host setup (packages, docker, images, venv)" tests/harness/host-setup.sh
+# What runs beside the checks: a part of the set-up, its output in its log, its exit status in its .rc file once done.
+beside() {
+  local name=$1; shift
+  rm -f "$logs/setup-$name.rc"
+  ( start=$SECONDS rc=0; "$@" >"$logs/setup-$name.log" 2>&1 || rc=$?
+    printf '%-44s %4d s  %s\n' "$name (beside the checks)" $((SECONDS - start)) "$([ $rc -eq 0 ] && echo ok || echo FAILED)" \
+      >>"$logs/setup-summary.txt"
+    echo $rc >"$logs/setup-$name.rc" ) &
+}
+# Wait for a part started with beside (from either lane: they are subshells, so no `wait` on its pid).
+await() {
+  local name=$1
+  while [ ! -s "$logs/setup-$name.rc" ]; do sleep 1; done
+  [ "$(cat "$logs/setup-$name.rc")" = 0 ] || { tail -n 40 "$logs/setup-$name.log" >&2; return 1; }
+}
+
+stage "host setup (packages, docker, venv)" tests/harness/host-setup.sh base
+# The base images (debootstrap: mostly downloading) and PyTorch's CPU wheel (only the validation tests use it) are
+# made while the first checks run: the scenarios wait for the images, pytest for PyTorch.
+: >"$logs/setup-summary.txt"
+beside images tests/harness/host-setup.sh images
+beside pytorch tests/harness/host-setup.sh validate
 # shellcheck disable=SC1091
 source .venv/bin/activate
 # Each scenario test's playbook run, one line with its wall and CPU seconds (molecule/lifecycle/tests/gpulab_runs.py):
@@ -41,11 +62,12 @@ eval "$(tests/harness/mirror/mirror.sh env)"
 
 # --- the checks that need no container: one after the other, each stage timed --------------------------------------
 # Every check runs even when an earlier one failed (set -e does not apply in a function called with ||).
+with_pytorch() { await pytorch && "$@"; }
 static_checks() {
   local rc=0
   stage "yamllint" yamllint -s . || rc=1
   stage "ansible-lint (production)" ansible-lint || rc=1
-  stage "unit and harness tests (pytest)" python -m pytest -q -p no:cacheprovider || rc=1
+  stage "unit and harness tests (pytest)" with_pytorch python -m pytest -q -p no:cacheprovider || rc=1
   stage "ansible-test sanity" tests/tools/sanity.sh || rc=1
   stage "release build (make release)" make --no-print-directory release || rc=1
   return $rc
@@ -91,6 +113,7 @@ scenario_command() {
 molecule_all() {
   local failed=0 running=0
   : >"$logs/molecule-summary.txt"
+  await images || { echo "molecule: the base images could not be built" >>"$logs/molecule-summary.txt"; return 1; }
   for scenario in "${scenarios[@]}"; do
     run_scenario "$scenario" &
     running=$((running + 1))
@@ -124,6 +147,7 @@ fi
 
 printf '\n=== wall times ===\n'
 printf '%s\n' "${timings[@]}"
+cat "$logs/setup-summary.txt"
 printf '%-44s %4d s\n' "static checks and molecule$([ "${GPULAB_STATIC_BESIDE:-1}" = 1 ] && echo ' (side by side)')" \
   "$molecule_wall"
 printf 'total %d s; the machine busy %d CPU seconds of %d (%d cores)\n' "$SECONDS" $(($(busy_seconds) - busy_start)) \

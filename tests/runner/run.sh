@@ -19,7 +19,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-tests/harness/host-setup.sh
+# The venv and the base images (the jobs need no PyTorch on this machine).
+tests/harness/host-setup.sh base images
 # shellcheck disable=SC1091
 source .venv/bin/activate
 export GPULAB_MIRROR_STATE=$PWD/.cache/mirror-runner
