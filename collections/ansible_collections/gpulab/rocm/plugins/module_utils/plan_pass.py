@@ -45,15 +45,21 @@ def notices(plan_pass):
     return shown
 
 
+# Planned last, from every other phase's planned changes (plan_maintenance.py): an earlier change is already in its
+# plan, so it applies only where that plan has work (a drain, a wait, a reboot, a resume), never just for following
+# a change.
+OWN_WORK_ONLY = ('maintenance',)
+
+
 def applies(plan_pass):
     """The phases whose roles the play applies after the gate, in order: each one with work of its own, and every one
-    after a phase that changes something (its role plans again from what that change left). On a converged host:
-    only the roles that check or report on every run."""
+    after a phase that changes something (its role plans again from what that change left), but for OWN_WORK_ONLY.
+    On a converged host: only the roles that check or report on every run."""
     changes = (plan_pass or {}).get('changes') or {}
     work = (plan_pass or {}).get('work') or {}
     chosen, changed = [], False
     for phase in (plan_pass or {}).get('order') or []:
-        if changed or work.get(phase, True):
+        if work.get(phase, True) or (changed and phase not in OWN_WORK_ONLY):
             chosen.append(phase)
         changed = changed or bool(changes.get(phase))
     return chosen

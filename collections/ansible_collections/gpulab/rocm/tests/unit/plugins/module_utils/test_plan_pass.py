@@ -74,6 +74,15 @@ def test_every_phase_after_a_change_applies_and_the_ones_before_it_do_not():
     assert plan_pass.applies(run) == ["sdk", "access", "env"]
 
 
+def test_the_maintenance_follows_its_own_plan_only():
+    # Planned last, from the other phases' changes: after a change it still applies only with work of its own (a
+    # cold run on a host that is no Slurm node under upgrade.yml includes neither its drain nor its finish).
+    run = plan_pass.record(plan_pass.record({}, "sdk", ["install hip-runtime-amd"]), "verify")
+    quiet = plan_pass.record(run, "maintenance", work=False)
+    assert plan_pass.applies(quiet) == ["sdk", "verify"]
+    assert plan_pass.applies(plan_pass.record(run, "maintenance", work=True)) == ["sdk", "verify", "maintenance"]
+
+
 def test_a_pass_recorded_before_work_was_kept_applies_everything():
     assert plan_pass.applies({"order": ["repo", "sdk"], "changes": {}}) == ["repo", "sdk"]
     assert plan_pass.applies({}) == []
