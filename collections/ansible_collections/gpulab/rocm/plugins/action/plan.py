@@ -175,7 +175,7 @@ class ActionModule(ActionBase):
         result['msg'] = 'every phase is planned (%s): nothing refuses; to apply: %s' % (
             ', '.join(result['planned']) or 'none', ', '.join(result['apply']) or 'none')
         kept = dict(node, run=_run_id())
-        kept['pass'] = dict(plan_pass, apply=result['apply'])
+        kept['pass'] = dict(plan_pass, apply=result['apply'], roles=passes.role_phases(result['apply']))
         result['ansible_facts'] = {'gpulab_node': kept}
         return result
 

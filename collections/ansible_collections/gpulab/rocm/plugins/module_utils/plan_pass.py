@@ -65,6 +65,16 @@ def applies(plan_pass):
     return chosen
 
 
+# The phases the probe and the gate stand for (preflight) and the one included around the roles (maintenance's
+# drain before them, its finish after): provision.yml includes no role of theirs among the phases' roles.
+NOT_ROLES = ('preflight', 'maintenance')
+
+
+def role_phases(apply):
+    """The phases in apply whose roles provision.yml includes after the gate, in order (its one loop of roles)."""
+    return [phase for phase in apply if phase not in NOT_ROLES]
+
+
 def _unprefixed(problem, phase):
     for prefix in ('%s: ' % phase, 'rocm_%s: ' % phase):
         if problem.startswith(prefix):

@@ -56,7 +56,8 @@ options:
         for this gate.
       - When nothing refuses, the gate keeps in C(gpulab_node.pass.apply) (and returns as C(apply)) the phases whose
         roles have something to do on this run - a change, a check or a message of their own, or a change of a phase
-        before them; C(playbooks/provision.yml) skips the other roles whole.
+        before them - and in C(gpulab_node.pass.roles) those of them whose role C(playbooks/provision.yml) includes
+        in its loop of roles (all but preflight and maintenance); it skips the other roles whole.
     type: bool
     default: false
   wanted:

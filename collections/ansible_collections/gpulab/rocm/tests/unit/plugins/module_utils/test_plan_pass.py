@@ -83,6 +83,11 @@ def test_the_maintenance_follows_its_own_plan_only():
     assert plan_pass.applies(plan_pass.record(run, "maintenance", work=True)) == ["sdk", "verify", "maintenance"]
 
 
+def test_the_loop_of_roles_leaves_out_the_probe_and_the_maintenance():
+    assert plan_pass.role_phases(["preflight", "repo", "sdk", "verify", "maintenance"]) == ["repo", "sdk", "verify"]
+    assert plan_pass.role_phases([]) == []
+
+
 def test_a_pass_recorded_before_work_was_kept_applies_everything():
     assert plan_pass.applies({"order": ["repo", "sdk"], "changes": {}}) == ["repo", "sdk"]
     assert plan_pass.applies({}) == []
