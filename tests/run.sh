@@ -67,7 +67,8 @@ static_checks() {
   local rc=0
   stage "yamllint" yamllint -s . || rc=1
   stage "ansible-lint (production)" ansible-lint || rc=1
-  stage "unit and harness tests (pytest)" with_pytorch python -m pytest -q -p no:cacheprovider || rc=1
+  # The slowest tests in the log: what docs/testing.md says each costs.
+  stage "unit and harness tests (pytest)" with_pytorch python -m pytest -q -p no:cacheprovider --durations=25 || rc=1
   stage "ansible-test sanity" tests/tools/sanity.sh || rc=1
   stage "release build (make release)" make --no-print-directory release || rc=1
   return $rc

@@ -79,6 +79,18 @@ def plan_pass(tasks):
     return names
 
 
+def applied_roles(play):
+    """The roles a play applies: its `roles:`, then those its tasks import or include by name, and the roles of
+    provision.yml's loop over the phases (`rocm_<phase>` for each of its `gpulab_role_phases`)."""
+    names = [entry["role"] if isinstance(entry, dict) else entry for entry in play.get("roles", [])]
+    for task in play.get("tasks") or []:
+        role = task.get("ansible.builtin.import_role") or task.get("ansible.builtin.include_role") or {}
+        phases = (task.get("vars") or {}).get("gpulab_role_phases")
+        found = ["rocm_%s" % phase for phase in phases] if phases else [role.get("name")]
+        names += [name for name in found if name and "{" not in name and name not in names]
+    return names
+
+
 def playbooks():
     """(name, plays): each play's name with the roles it runs or the playbook it imports, by collection names."""
     rows = []
@@ -90,8 +102,7 @@ def playbooks():
             if imported:
                 what = "imports `gpulab.rocm.%s`" % Path(imported).stem
             else:
-                names = [entry["role"] if isinstance(entry, dict) else entry for entry in play.get("roles", [])]
-                what = "roles " + ", ".join(f"`{name}`" for name in names)
+                what = "roles " + ", ".join(f"`{name}`" for name in applied_roles(play))
                 planned = plan_pass(play.get("pre_tasks") or [])
                 if planned:
                     what = "plans " + ", ".join(f"`{name}`" for name in planned) + " first (the plan pass), then " + what
