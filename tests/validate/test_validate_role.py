@@ -165,9 +165,8 @@ def test_tiny_cpu_run_end_to_end_and_idempotent(tmp_path, torch_python):
     assert report["device"]["name"] == "cpu" and report["config"]["tiny"] is True
     assert report["errors"] == {} and report["figures"]["resnet50_images_per_s"] > 0
 
-    proc, out = playbook(tmp_path, *extra)
-    assert proc.returncode == 0, out
-    assert recap(out)["changed"] == 0
+    # The run changed nothing on the host (the benchmarks run every time; the report is fetched to the controller),
+    # so a second real run would only repeat them: check mode over what the first left is the re-run that matters.
     proc, out = playbook(tmp_path, *extra, check=True)
     assert proc.returncode == 0, out
     assert recap(out)["changed"] == 0
