@@ -119,3 +119,19 @@ def test_the_host_is_still_fresh(host):
     assert not host.file("/etc/profile.d/rocm.sh").exists
     assert "gpulab.rocm" not in host.run("cat /home/alice/.bashrc").stdout
     assert host.run("dpkg-query -W rocm-core").rc != 0
+
+
+def test_a_report_variable_of_the_wrong_type_is_refused_before_the_report(host, tmp_path):
+    # The facts playbook runs the report role without Ansible's own argument check: the role's plan call checks
+    # its variables (meta/argument_specs.yml) and fails the host before any record or file is made.
+    before = snapshot(host)
+    dest = tmp_path / "fleet-report"
+    run = runs.playbook("playbooks/facts.yml", NODE, {"rocm_report_fail_on_problems": "maybe",
+                                                      "rocm_report_dest": str(dest)})
+    after = snapshot(host)
+    assert run.rc != 0 and run.recap[NODE]["failed"] == 1 and run.changed(NODE) == 0, run
+    message = " ".join(run.output.split())
+    assert ("variables that do not match the role's meta/argument_specs.yml: argument "
+            "'rocm_report_fail_on_problems' is of type str and we were unable to convert to bool") in message, run
+    assert not dest.exists()
+    assert runs.differences(before, after) == []

@@ -14,7 +14,9 @@ __metaclass__ = type
 
 import json
 import math
+import os
 import re
+import subprocess
 
 
 class ParseError(ValueError):
@@ -330,6 +332,23 @@ def utf8_notice(places):
             'UTF-8: a flashed card string, a user\'s link)' % (', '.join(shown), more))
 
 
+def process_run(argv, environ_update=None):
+    """(rc, stdout, stderr) of argv, as AnsibleModule.run_command returns them (text, undecodable bytes kept as
+    surrogates), through subprocess: ansible-core 2.19's run_command waits one second more when the process exits
+    between its two checks after both pipes closed, and coreutils' timeout closes them before it exits (about one run
+    in a hundred: one probe in three took a second longer, docs/performance.md). A missing program is rc 127, as
+    in a shell."""
+    env = dict(os.environ)
+    env.update(environ_update or {})
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=env, close_fds=True)
+    except OSError as exc:
+        return 127, '', '%s: %s' % (argv[0], exc.strerror or exc)
+    stdout, stderr = proc.communicate()
+    return (proc.returncode, stdout.decode('utf-8', 'surrogateescape'), stderr.decode('utf-8', 'surrogateescape'))
+
+
 def timed_run(run, timeout_path, seconds=TOOL_TIMEOUT, notices=None):
     """A run(argv, **kwargs) -> (rc, stdout, stderr) like AnsibleModule.run_command's, where each tool runs under
     coreutils' timeout and its output is valid UTF-8 (a replaced byte adds a notice to notices, naming the tool).
@@ -352,8 +371,8 @@ def timed_run(run, timeout_path, seconds=TOOL_TIMEOUT, notices=None):
 
 
 def tool_run(module, notices):
-    """The facts modules' run: module.run_command under their timeout option (timed_run)."""
-    return timed_run(module.run_command, module.get_bin_path('timeout'), module.params['timeout'], notices)
+    """The facts modules' run: process_run under their timeout option (timed_run)."""
+    return timed_run(process_run, module.get_bin_path('timeout'), module.params['timeout'], notices)
 
 
 def timeout_message(exc):

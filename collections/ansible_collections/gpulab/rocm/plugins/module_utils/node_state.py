@@ -91,6 +91,8 @@ def os_facts(root='/', uname_release=None, machine=None):
         # Whether sudo is installed: the roles write users' files as the user, through sudo or else su (root needs
         # no password for either; a minimal Ubuntu or Debian host may lack sudo).
         sudo=any(os.path.isfile(at(root, path)) and os.access(at(root, path), os.X_OK) for path in SUDO_PATHS),
+        # Whether systemd runs the host (sd_booted(3): this folder exists): a container's has none.
+        systemd=os.path.isdir(at(root, '/run/systemd/system')),
     )
     return info
 

@@ -256,18 +256,19 @@ def units(wanted):
 
 def plan(node, wanted, stack):
     """wanted: enabled, packages, collectors, textfile_dir, install_dir, interval, listen_address, node_class,
-    expected_gpus, health_file, rocm_path, systemd (whether systemd runs the node), sysfs_root; amd_exporter,
+    expected_gpus, health_file, rocm_path, sysfs_root; amd_exporter,
     amd_exporter_fields, amd_exporter_labels, amd_exporter_custom_labels, amd_exporter_port.
 
     Returns the Plan: skip (a reason or None), install [packages], dirs [folders], library {path: text} (the writer's
     code, 0644), files {path: text} (its configuration and the units, 0644),
-    executables {path: text} (0755), config (the writer's), node_exporter_args (the flags the drop-in adds), systemd,
+    executables {path: text} (0755), config (the writer's), node_exporter_args (the flags the drop-in adds), systemd
+    (whether systemd runs the node: the probe's os.systemd),
     services (the units to enable and start where systemd runs), amd_exporter_query (packages to ask apt about).
     """
     result = Plan('metrics')
     result.update(skip=None, install=[], dirs=[], library={}, files={}, executables={}, config=None,
                   node_exporter_args=[],
-                  systemd=bool(wanted.get('systemd')), services=[], amd_exporter_query=[])
+                  systemd=bool((node.get('os') or {}).get('systemd')), services=[], amd_exporter_query=[])
     if not wanted.get('enabled'):
         result['skip'] = 'rocm_metrics_enabled is false'
         return result

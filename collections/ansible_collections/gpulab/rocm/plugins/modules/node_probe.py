@@ -180,7 +180,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
 from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
-    TOOL_DIRS, ToolTimeout, timed_run, utf8_notice, valid_utf8,
+    TOOL_DIRS, ToolTimeout, process_run, timed_run, utf8_notice, valid_utf8,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import read_all
 from ansible_collections.gpulab.rocm.plugins.module_utils.health_run import read_recorded_count, read_result as read_health_result
@@ -220,8 +220,9 @@ class Probe(object):
         self._gpu_run = timed_run(self._run, timeout, module.params['tool_timeout'], self.node['notices'])
         self._run_bounded = timed_run(self._run, timeout, COMMAND_TIMEOUT, self.node['notices'])
 
-    def _run(self, argv, **kwargs):
-        return self.module.run_command(argv, environ_update=ENV, **kwargs)
+    @staticmethod
+    def _run(argv):
+        return process_run(argv, environ_update=ENV)
 
     def run(self, argv, seconds=None):
         """A command with a time limit; one stopped by it is recorded in timeouts and returns rc 124."""

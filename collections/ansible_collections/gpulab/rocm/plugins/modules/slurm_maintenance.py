@@ -103,6 +103,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import plan_maintenance as pm
+from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import process_run
 from ansible_collections.gpulab.rocm.plugins.module_utils.slurm_conf import parse_scontrol_nodes
 
 BOOT_ID = '/proc/sys/kernel/random/boot_id'
@@ -110,7 +111,8 @@ CALL_TIMEOUT = 30
 
 
 def run(module, argv, seconds=CALL_TIMEOUT):
-    return module.run_command(['timeout', str(seconds)] + argv)
+    # process_run, not module.run_command: that waits a second more after some runs of coreutils' timeout.
+    return process_run(['timeout', str(seconds)] + argv)
 
 
 def show(module, scontrol, name):

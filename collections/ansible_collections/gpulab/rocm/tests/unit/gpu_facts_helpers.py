@@ -15,6 +15,8 @@ from unittest import mock
 
 from ansible.module_utils import basic
 
+from ansible_collections.gpulab.rocm.plugins.module_utils import _facts_common
+
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'plugins', 'module_utils', 'fixtures')
 
 
@@ -54,7 +56,8 @@ def module_args(args):
 
 
 def run_module(main, args, run_command=None, bin_path='/opt/rocm/bin/tool'):
-    """Run a module's main() with run_command and get_bin_path patched; returns (result, run_command mock).
+    """Run a module's main() with its command runners (_facts_common.process_run, what tool_run runs, and
+    run_command) and get_bin_path patched; returns (result, one mock of both: call_args[0][0] is the argv).
 
     The result holds what exit_json or fail_json got, plus `failed` and the module's `warnings`.
 
@@ -64,7 +67,7 @@ def run_module(main, args, run_command=None, bin_path='/opt/rocm/bin/tool'):
     """
     calls = list(run_command) if isinstance(run_command, (list, tuple)) else None
 
-    def fake_run(self, argv, *unused_args, **unused_kwargs):
+    def fake_run(argv, *unused_args, **unused_kwargs):
         if callable(run_command):
             return run_command(argv)
         if not calls:
@@ -89,7 +92,8 @@ def run_module(main, args, run_command=None, bin_path='/opt/rocm/bin/tool'):
 
     run, find = fake_run, fake_find
     with module_args(args), \
-            mock.patch.object(basic.AnsibleModule, 'run_command', autospec=True, side_effect=run) as runner, \
+            mock.patch.object(_facts_common, 'process_run', side_effect=run) as runner, \
+            mock.patch.object(basic.AnsibleModule, 'run_command', lambda self, argv, *a, **k: runner(argv)), \
             mock.patch.object(basic.AnsibleModule, 'get_bin_path', autospec=True, side_effect=find), \
             mock.patch.object(basic.AnsibleModule, 'exit_json', exit_json), \
             mock.patch.object(basic.AnsibleModule, 'fail_json', fail_json), \

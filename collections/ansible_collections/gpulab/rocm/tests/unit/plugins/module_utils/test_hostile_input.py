@@ -78,7 +78,7 @@ def test_a_link_to_a_name_that_is_not_utf8_is_replaced_and_named(tmp_path):
 
 
 def test_a_latin1_gpu_name_is_replaced_and_the_tool_named():
-    # A VBIOS marketing name with a Latin-1 (R): run_command decodes it with surrogateescape.
+    # A VBIOS marketing name with a Latin-1 (R): process_run decodes it with surrogateescape.
     text = fixture("rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt").replace(
         "AMD Instinct MI250X", "AMD Instinct\udcae MI250X")
     notices = []
@@ -89,12 +89,19 @@ def test_a_latin1_gpu_name_is_replaced_and_the_tool_named():
                        "replaced by U+FFFD"]
 
 
+def test_the_runner_keeps_undecodable_bytes_as_surrogates_and_says_what_is_missing(tmp_path):
+    # process_run returns what AnsibleModule.run_command did (text, surrogates for bytes that are not UTF-8), with
+    # the environment's additions; a program that is not there is rc 127 with its name, as in a shell.
+    script = tmp_path / "tool"
+    script.write_bytes(b"#!/bin/sh\nprintf 'AMD Instinct\\256 %s' \"$LC_ALL\"\necho oops >&2\nexit 3\n")
+    script.chmod(0o755)
+    rc, stdout, stderr = common.process_run([str(script)], environ_update={"LC_ALL": "C"})
+    assert (rc, stdout, stderr) == (3, "AMD Instinct\udcae C", "oops\n")
+    rc, stdout, stderr = common.process_run([str(tmp_path / "absent")])
+    assert rc == 127 and stdout == "" and str(tmp_path / "absent") in stderr
+
+
 # --- 4. a wedged GPU tool -----------------------------------------------------------------------------------------
-
-def real_run(argv, **kwargs):
-    proc = subprocess.run(argv, capture_output=True, text=True, errors="surrogateescape", check=False)
-    return proc.returncode, proc.stdout, proc.stderr
-
 
 @pytest.mark.skipif(TIMEOUT is None, reason="coreutils timeout is not installed")
 def test_a_tool_that_never_returns_is_stopped_and_named(tmp_path):
@@ -102,7 +109,7 @@ def test_a_tool_that_never_returns_is_stopped_and_named(tmp_path):
     wedged.write_text("#!/bin/sh\nexec sleep 600\n")
     wedged.chmod(0o755)
     started = time.monotonic()
-    tools = gpu_tools.read_all(common.timed_run(real_run, TIMEOUT, seconds=1),
+    tools = gpu_tools.read_all(common.timed_run(common.process_run, TIMEOUT, seconds=1),
                                lambda tool: str(wedged) if tool == "rocminfo" else None)
     assert time.monotonic() - started < 30
     facts = tools["rocminfo"]

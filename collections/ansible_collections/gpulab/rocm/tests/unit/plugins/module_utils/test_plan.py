@@ -470,3 +470,12 @@ def test_users_files_are_written_through_su_where_the_host_has_no_sudo(tmp_path)
     assert plan_common.user_become_method({"os": ns.os_facts(str(tmp_path))}) == "ansible.builtin.sudo"
     # A probe from before the key existed: the roles keep using sudo, as they always did.
     assert plan_common.user_become_method({"os": {}}) == "ansible.builtin.sudo"
+
+
+def test_the_probe_says_whether_systemd_runs_the_host(tmp_path):
+    # sd_booted(3): systemd made /run/systemd/system; rocm_metrics starts its units only there.
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "os-release").write_text('ID=debian\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\n')
+    assert ns.os_facts(str(tmp_path), "6.1.0", "x86_64")["systemd"] is False
+    (tmp_path / "run" / "systemd" / "system").mkdir(parents=True)
+    assert ns.os_facts(str(tmp_path), "6.1.0", "x86_64")["systemd"] is True

@@ -24,10 +24,9 @@ from ansible_collections.gpulab.rocm.tests.unit.sysfs_tree import add_function, 
 WANTED = {'enabled': True, 'packages': ['prometheus-node-exporter'], 'collectors': ['drm', 'hwmon', 'textfile'],
           'textfile_dir': '/var/lib/prometheus/node-exporter', 'listen_address': ':9100', 'interval': '1min',
           'node_class': 'mi200_nodes', 'expected_gpus': -1, 'install_dir': '/usr/lib/gpulab/metrics',
-          'health_file': '/var/lib/gpulab/health/last.json', 'rocm_path': '/opt/rocm', 'sysfs_root': '/sys',
-          'systemd': True}
+          'health_file': '/var/lib/gpulab/health/last.json', 'rocm_path': '/opt/rocm', 'sysfs_root': '/sys'}
 STACK = {'expected_gpu_count': -1, 'install_source': 'amd', 'version': '6.2.4'}
-NODE = {'os': {'euid': 0}, 'packages': {'prometheus-node-exporter': ['ii', '1.5.0-1+b6']},
+NODE = {'os': {'euid': 0, 'systemd': True}, 'packages': {'prometheus-node-exporter': ['ii', '1.5.0-1+b6']},
         'gpu_pci': {'amd': [{'bdf': '0000:c1:00.0'}, {'bdf': '0000:d1:00.0'}], 'kfd_gpu_nodes': 2}}
 
 
@@ -62,8 +61,10 @@ def test_the_stack_count_sets_the_kfd_expectation():
 
 
 def test_no_systemd_is_said():
-    result = planner.plan('metrics', NODE, dict(WANTED, systemd=False), STACK)
-    assert 'systemd does not run this host' in result['notices'][0]
+    # The probe's os.systemd: whether /run/systemd/system exists (a container has none).
+    result = planner.plan('metrics', dict(NODE, os={'euid': 0, 'systemd': False}), WANTED, STACK)
+    assert not result['systemd'] and 'systemd does not run this host' in result['notices'][0]
+    assert planner.plan('metrics', NODE, WANTED, STACK)['systemd'] is True
 
 
 @pytest.mark.parametrize('key, value, message', [

@@ -47,7 +47,7 @@ def test_a_container_that_sees_exactly_its_gpus_passes():
                                 podman(CASES), bin_path=PODMAN)
     assert result['failed'] is False and result['changed'] is False
     assert [run['device'] for run in result['runs']] == ['amd.com/gpu=all', 'amd.com/gpu=1']
-    argv = runner.call_args_list[1][0][1]
+    argv = runner.call_args_list[1][0][0]
     assert argv[:7] == [PODMAN, 'run', '--rm', '--pull=never', '--network=none', '--device', 'amd.com/gpu=all']
     assert argv[7:10] == ['localhost/gpulab-rocm-gpu-check:1', '/bin/busybox', 'sh']
 
@@ -69,5 +69,5 @@ def test_a_missing_image_is_imported_from_busybox(tmp_path, monkeypatch):
     result, runner = run_module(container_check.main, {'engine': 'podman', 'cases': CASES, 'busybox': str(busybox)},
                                 podman(CASES, image_present=False), bin_path=PODMAN)
     assert result['changed'] is True and result['imported'] is True
-    assert runner.call_args_list[1][0][1] == [PODMAN, 'import', str(tmp_path / 'gpu-check.tar'),
+    assert runner.call_args_list[1][0][0] == [PODMAN, 'import', str(tmp_path / 'gpu-check.tar'),
                                               'localhost/gpulab-rocm-gpu-check:1']

@@ -1,9 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The four facts modules, run in-process with run_command and get_bin_path patched.
+"""The four facts modules, run in-process with their command runner and get_bin_path patched.
 
-run_command answers with real captured outputs (and the exit status the capture notes give), so these tests
+The runner answers with real captured outputs (and the exit status the capture notes give), so these tests
 exercise the modules' glue: which commands run, fallbacks, no-GPU handling, fail_on_no_gpu, src, check mode.
 """
 
@@ -38,7 +38,7 @@ def test_rocminfo_listing():
     text = fixture('rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt')
     result, runner = run_module(rocminfo_facts.main, {}, [(0, text, '')], bin_path=ROCMINFO)
     runner.assert_called_once()
-    assert runner.call_args[0][1] == [ROCMINFO]
+    assert runner.call_args[0][0] == [ROCMINFO]
     facts = facts_of(result, 'rocminfo')
     assert result['failed'] is False
     assert (facts['present'], facts['source'], facts['rc']) == (True, ROCMINFO, 0)
@@ -113,7 +113,7 @@ def test_rocminfo_executable_option():
     wanted = '/usr/bin/rocminfo'
     result, runner = run_module(rocminfo_facts.main, {'executable': wanted}, [(0, fixture(
         'rocminfo/gfx1030-rx6900xt-rocm6.4.txt'), '')], bin_path=lambda name: name if name == wanted else None)
-    assert runner.call_args[0][1] == [wanted]
+    assert runner.call_args[0][0] == [wanted]
     facts = facts_of(result, 'rocminfo')
     assert (facts['present'], facts['source'], facts['gpu_count']) == (True, wanted, 1)
     assert facts['gpus'][0]['gfx_target'] == 'gfx1030'
@@ -124,7 +124,7 @@ def test_rocminfo_executable_option():
 def test_rocm_smi_one_json_call():
     out = fixture('rocm-smi/json-telegraf-flags-mi50-32gb-driver5.9.17-card0-only.json')
     result, runner = run_module(rocm_smi_facts.main, {}, [(0, out, '')], bin_path=ROCM_SMI)
-    assert runner.call_count == 1 and runner.call_args[0][1] == [ROCM_SMI] + JSON_ARGS
+    assert runner.call_count == 1 and runner.call_args[0][0] == [ROCM_SMI] + JSON_ARGS
     facts = facts_of(result, 'rocm_smi')
     assert (facts['form'], facts['gpu_count'], facts['driver_version']) == ('json', 1, '5.9.17')
     assert facts['gpus'][0]['pcie_bus'] == '0000:63:00.0'
@@ -152,7 +152,7 @@ def test_rocm_smi_falls_back_to_the_table_without_json():
     usage = 'usage: rocm-smi [-h] [-d DEVICE [DEVICE ...]]\nrocm-smi: error: unrecognized arguments: --json\n'
     table = fixture('rocm-smi/default-rocm1.9-two-gpu-igpu-n-a.txt')
     result, runner = run_module(rocm_smi_facts.main, {}, [(2, '', usage), (0, table, '')], bin_path=ROCM_SMI)
-    assert [call[0][1] for call in runner.call_args_list] == [[ROCM_SMI] + JSON_ARGS, [ROCM_SMI]]
+    assert [call[0][0] for call in runner.call_args_list] == [[ROCM_SMI] + JSON_ARGS, [ROCM_SMI]]
     facts = facts_of(result, 'rocm_smi')
     assert (facts['form'], facts['gpu_count'], facts['rc']) == ('table', 1, 0)
     assert facts['gpus'][0]['sclk_mhz'] == 852.0
@@ -192,7 +192,7 @@ def test_rocm_smi_src_garbage():
 # --- amd_smi_facts --------------------------------------------------------------------------------------------
 
 def amd_smi_answers(outputs):
-    """run_command for amd-smi: {subcommand: (rc, stdout, stderr)}."""
+    """The runner for amd-smi: {subcommand: (rc, stdout, stderr)}."""
     def answer(argv):
         assert argv[0] == AMD_SMI and argv[-1] == '--json'
         return outputs[argv[1]]
@@ -205,7 +205,7 @@ def test_amd_smi_static_and_metric_merge():
                'metric': (0, fixture('amd-smi/metric-json-rx6600-navi23-proxmox-bare-array.json'), ''),
                'list': (2, '', 'usage: amd-smi [-h]  ...\namd-smi: error: argument : invalid choice: \'list\'\n')}
     result, runner = run_module(amd_smi_facts.main, {}, amd_smi_answers(outputs), bin_path=AMD_SMI)
-    assert [call[0][1][1] for call in runner.call_args_list] == ['static', 'metric', 'list']
+    assert [call[0][0][1] for call in runner.call_args_list] == ['static', 'metric', 'list']
     facts = facts_of(result, 'amd_smi')
     assert len(result['warnings']) == 1 and "invalid choice: 'list'" not in result['warnings'][0]
     assert result['warnings'][0].startswith('Ignored one amd-smi output: this is not amd-smi output')
@@ -219,7 +219,7 @@ def test_amd_smi_static_and_list_without_metric():
     outputs = {'static': (0, fixture('amd-smi/static-json-strix-halo-gfx1151-bare-array-rocm6.3.json'), ''),
                'list': (0, fixture('amd-smi/list-json-strix-halo-gfx1151-bare-array-rocm6.3.json'), '')}
     result, runner = run_module(amd_smi_facts.main, {'metric': False}, amd_smi_answers(outputs), bin_path=AMD_SMI)
-    assert [call[0][1][1] for call in runner.call_args_list] == ['static', 'list']
+    assert [call[0][0][1] for call in runner.call_args_list] == ['static', 'list']
     gpu = facts_of(result, 'amd_smi')['gpus'][0]
     assert (gpu['gfx_target'], gpu['compute_units'], gpu['kfd_id']) == ('gfx1151', 40, 42905)
     assert gpu['uuid_placeholder'] is True
