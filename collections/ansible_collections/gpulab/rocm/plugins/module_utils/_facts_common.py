@@ -340,6 +340,13 @@ def process_run(argv, environ_update=None):
     in a shell."""
     env = dict(os.environ)
     env.update(environ_update or {})
+    # As run_command: the module's own payload is not on a Python child's path (rocm-smi is a Python program).
+    paths = [path for path in env.get('PYTHONPATH', '').split(':')
+             if path and not path.endswith(('/ansible_modlib.zip', '/debug_dir'))]
+    if paths:
+        env['PYTHONPATH'] = ':'.join(paths)
+    else:
+        env.pop('PYTHONPATH', None)
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=env, close_fds=True)
