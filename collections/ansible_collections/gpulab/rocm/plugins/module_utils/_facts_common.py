@@ -335,9 +335,9 @@ def utf8_notice(places):
 def process_run(argv, environ_update=None):
     """(rc, stdout, stderr) of argv, as AnsibleModule.run_command returns them (text, undecodable bytes kept as
     surrogates), through subprocess: ansible-core 2.19's run_command waits one second more when the process exits
-    between its two checks after both pipes closed, and coreutils' timeout closes them before it exits (about one run
-    in a hundred: one probe in three took a second longer, docs/performance.md). A missing program is rc 127, as
-    in a shell."""
+    between its two checks after both pipes closed, and coreutils' timeout closes them before it exits (a few runs in
+    a thousand on the host, more in a container: one probe in three took a second longer, docs/performance.md). A
+    missing program is rc 127, as in a shell."""
     env = dict(os.environ)
     env.update(environ_update or {})
     # As run_command: the module's own payload is not on a Python child's path (rocm-smi is a Python program).
