@@ -101,7 +101,6 @@ def test_the_runner_keeps_undecodable_bytes_as_surrogates_and_says_what_is_missi
     assert rc == 127 and stdout == "" and str(tmp_path / "absent") in stderr
 
 
-
 def test_the_runner_keeps_the_modules_payload_off_a_python_childs_path(monkeypatch):
     # As AnsibleModule.run_command does: a Python tool (rocm-smi is one) must not import the module's payload.
     monkeypatch.setenv("PYTHONPATH", "/tmp/ansible_x/ansible_modlib.zip:/usr/lib/lab:/tmp/x/debug_dir")
