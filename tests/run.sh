@@ -115,7 +115,7 @@ scenario_command() {
     molecule test -s "$name" >"$logs/molecule-$name.log" 2>&1
   fi
 }
-# Once the static checks are done, their core goes to one more scenario at a time (measured: docs/testing.md).
+# Once the static checks are done, GPULAB_MOLECULE_JOBS_LATE scenarios at a time (docs/testing.md says what it costs).
 slots() { if [ -e "$logs/static-done" ]; then echo "$jobs_late"; else echo "$jobs"; fi; }
 molecule_all() {
   : >"$logs/molecule-summary.txt"
