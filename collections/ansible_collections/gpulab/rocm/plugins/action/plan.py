@@ -125,6 +125,9 @@ class ActionModule(ActionBase):
             node['pass'] = passes.record(plan_pass, phase, [item['change'] for item in plan.get('changes') or []],
                                          refused, planner.has_work(phase, plan, args['wanted']),
                                          plan.get('notices') or [])
+        if not in_pass:
+            # Planned at the role's own turn: what it says needs attention, but what the gate showed already.
+            node = self._show_notices(node, {phase: plan.get('notices') or []}, host['name'])
         memo = {'key': key, 'read_at': node.get('read_at') or {}, 'plan': plan}
         node['plans'] = dict(node.get('plans') or {}, **{phase: memo})
         return self._planned(result, phase, plan, node, run, inputs)
@@ -136,8 +139,7 @@ class ActionModule(ActionBase):
         path = os.path.join(getattr(role, '_role_path', None) or '', 'meta', 'argument_specs.yml')
         if role is None or not os.path.isfile(path):
             return
-        specs = self._loader.load_from_file(path) or {}
-        options = ((specs.get('argument_specs') or {}).get('main') or {}).get('options') or {}
+        options = role_spec.main_options(path)
         values = self._templar.template(dict((name, task_vars[name]) for name in options if name in task_vars))
         messages = role_spec.errors(options, values)
         if messages:
@@ -174,10 +176,22 @@ class ActionModule(ActionBase):
         result['apply'] = passes.applies(plan_pass)
         result['msg'] = 'every phase is planned (%s): nothing refuses; to apply: %s' % (
             ', '.join(result['planned']) or 'none', ', '.join(result['apply']) or 'none')
-        kept = dict(node, run=_run_id())
+        # Every phase's notices at once, in the play's order (the roles it skips included).
+        noticed = plan_pass.get('notices') or {}
+        kept = self._show_notices(dict(node, run=_run_id()), dict(
+            (phase, noticed.get(phase) or []) for phase in plan_pass.get('order') or []),
+            task_vars.get('inventory_hostname'))
         kept['pass'] = dict(plan_pass, apply=result['apply'], roles=passes.role_phases(result['apply']))
         result['ansible_facts'] = {'gpulab_node': kept}
         return result
+
+    def _show_notices(self, node, notices, host):
+        """Each phase's notices (phase -> list) not shown yet in this run, as warnings naming the host (Ansible
+        shows a warning's text once per run); returns the node with them recorded as shown."""
+        shown = dict((phase, list(lines)) for phase, lines in (node.get('shown_notices') or {}).items())
+        for line in passes.unshown(notices, shown):
+            self._display.warning('%s: %s' % (host, line))
+        return dict(node, shown_notices=shown)
 
     def _probe(self, node, probe_args, sections, task_vars):
         module_args = dict(probe_args)

@@ -45,6 +45,21 @@ def notices(plan_pass):
     return shown
 
 
+def unshown(notices, shown):
+    """The lines of notices (phase -> list, in the play's order) that shown (phase -> list, updated in place) does
+    not hold yet, each as 'phase: notice', each once."""
+    lines = []
+    for phase, items in notices.items():
+        for notice in items or []:
+            if notice in shown.get(phase, []):
+                continue
+            shown.setdefault(phase, []).append(notice)
+            line = '%s: %s' % (phase, _unprefixed(notice, phase))
+            if line not in lines:
+                lines.append(line)
+    return lines
+
+
 # Planned last, from every other phase's planned changes (plan_maintenance.py): an earlier change is already in its
 # plan, so it applies only where that plan has work (a drain, a wait, a reboot, a resume), never just for following
 # a change.

@@ -23,7 +23,9 @@ CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'modules', 'containers', '
 COMMON_KEYS = {
     'phase': 'The phase planned.',
     'changes': 'What the phase changes, each as C(change) and C(reason); empty when the host is converged.',
-    'notices': 'Things worth knowing that change nothing (Ansible keeps the key warnings for its own).',
+    'notices': ('Things worth knowing that change nothing, shown as warnings naming the host (by the gate, or by '
+                'a plan outside a plan pass for what is new); their own key, as Ansible keeps C(warnings) for its '
+                'own.'),
     'stack': 'The stack-wide inputs, with their defaults applied.',
     'msg': 'The changes in one line.',
     'planned_in': 'V(plan pass) when the plan is the one the plan pass computed from the same inputs (no reading of '

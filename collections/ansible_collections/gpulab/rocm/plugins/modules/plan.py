@@ -58,6 +58,8 @@ options:
         roles have something to do on this run - a change, a check or a message of their own, or a change of a phase
         before them - and in C(gpulab_node.pass.roles) those of them whose role C(playbooks/provision.yml) includes
         in its loop of roles (all but preflight and maintenance); it skips the other roles whole.
+      - The gate shows every phase's notices (what needs attention) as warnings naming the host; a plan made outside
+        a plan pass shows only those not shown yet in this run.
     type: bool
     default: false
   wanted:
@@ -121,7 +123,8 @@ changes:
   type: list
   elements: dict
 notices:
-  description: Things worth knowing that change nothing (Ansible keeps the key warnings for its own).
+  description: Things worth knowing that change nothing, shown as warnings naming the host (by the gate, or by a
+    plan outside a plan pass for what is new); their own key, as Ansible keeps C(warnings) for its own.
   returned: always
   type: list
   elements: str

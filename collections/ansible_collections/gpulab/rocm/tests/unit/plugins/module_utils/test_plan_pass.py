@@ -116,3 +116,16 @@ def test_the_gate_shows_every_phase_s_notices_once_in_the_order_of_the_play():
     run = plan_pass.record(run, "health", notices=["expects 8 GPU(s)", "expects 8 GPU(s)"])
     assert plan_pass.notices(run) == ["preflight: the archive cannot be reached",
                                       "modules: neither Lmod nor Environment Modules", "health: expects 8 GPU(s)"]
+
+
+def test_a_notice_is_shown_once_a_run_and_a_later_plan_shows_only_its_new_ones():
+    # The gate shows every phase's notices; a role planned again at its own turn shows only what is new.
+    shown = {}
+    assert plan_pass.unshown({"modules": ["rocm_modules: neither Lmod nor Environment Modules"],
+                              "health": ["expects 8 GPU(s)", "expects 8 GPU(s)"]}, shown) == [
+        "modules: neither Lmod nor Environment Modules", "health: expects 8 GPU(s)"]
+    assert plan_pass.unshown({"health": ["expects 8 GPU(s)"]}, shown) == []
+    assert plan_pass.unshown({"health": ["expects 8 GPU(s)", "the data file is new"]}, shown) == [
+        "health: the data file is new"]
+    assert shown == {"modules": ["rocm_modules: neither Lmod nor Environment Modules"],
+                     "health": ["expects 8 GPU(s)", "the data file is new"]}
