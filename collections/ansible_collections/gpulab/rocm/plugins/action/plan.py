@@ -16,6 +16,8 @@ import hashlib
 import json
 import os
 
+import yaml
+
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
@@ -27,6 +29,10 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Pla
 EPHEMERAL_SECTIONS = ('candidates', 'autoremove', 'fix_broken')
 # The task variable that marks the plan pass of a play (docs/plan-contract.md): a refusal is kept for the gate.
 PLAN_PASS_VAR = 'gpulab_plan_pass'
+# libyaml's loader where PyYAML was built with it: each plan call runs in a task worker of its own, where Ansible's
+# data loader would parse a role's argument_specs.yml again with origin tags and return a deep copy (about 15 ms a
+# call, a dozen calls a run).
+_SPEC_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
 
 
 class ActionModule(ActionBase):
@@ -139,7 +145,7 @@ class ActionModule(ActionBase):
         path = os.path.join(getattr(role, '_role_path', None) or '', 'meta', 'argument_specs.yml')
         if role is None or not os.path.isfile(path):
             return
-        options = role_spec.main_options(path)
+        options = main_options(path)
         values = self._templar.template(dict((name, task_vars[name]) for name in options if name in task_vars))
         messages = role_spec.errors(options, values)
         if messages:
@@ -176,11 +182,9 @@ class ActionModule(ActionBase):
         result['apply'] = passes.applies(plan_pass)
         result['msg'] = 'every phase is planned (%s): nothing refuses; to apply: %s' % (
             ', '.join(result['planned']) or 'none', ', '.join(result['apply']) or 'none')
-        # Every phase's notices at once, in the play's order (the roles it skips included).
-        noticed = plan_pass.get('notices') or {}
-        kept = self._show_notices(dict(node, run=_run_id()), dict(
-            (phase, noticed.get(phase) or []) for phase in plan_pass.get('order') or []),
-            task_vars.get('inventory_hostname'))
+        # Every phase's notices at once (the roles it skips included).
+        kept = self._show_notices(dict(node, run=_run_id()), passes.phase_notices(plan_pass),
+                                  task_vars.get('inventory_hostname'))
         kept['pass'] = dict(plan_pass, apply=result['apply'], roles=passes.role_phases(result['apply']))
         result['ansible_facts'] = {'gpulab_node': kept}
         return result
@@ -190,7 +194,7 @@ class ActionModule(ActionBase):
         shows a warning's text once per run); returns the node with them recorded as shown."""
         shown = dict((phase, list(lines)) for phase, lines in (node.get('shown_notices') or {}).items())
         for line in passes.unshown(notices, shown):
-            self._display.warning('%s: %s' % (host, line))
+            self._display.warning(passes.printable('%s: %s' % (host, line)))
         return dict(node, shown_notices=shown)
 
     def _probe(self, node, probe_args, sections, task_vars):
@@ -221,6 +225,14 @@ class ActionModule(ActionBase):
         merged['read_at'] = dict(merged.get('read_at') or {}, **dict(
             (section, count) for section in (probed.get('sections') or sections or [])))
         return merged
+
+
+def main_options(path):
+    """The `main` entry point's options of a role's meta/argument_specs.yml (plain YAML, never vaulted); {} where
+    the file has none."""
+    with open(path, 'rb') as handle:
+        specs = yaml.load(handle, Loader=_SPEC_LOADER) or {}
+    return ((specs.get('argument_specs') or {}).get('main') or {}).get('options') or {}
 
 
 def _digest(value):

@@ -34,15 +34,15 @@ def record(plan_pass, phase, changes=(), refusals=(), work=True, notices=()):
     return plan_pass
 
 
+def phase_notices(plan_pass):
+    """Each phase's notices (phase -> list), in the order of the play."""
+    noticed = (plan_pass or {}).get('notices') or {}
+    return dict((phase, noticed.get(phase) or []) for phase in (plan_pass or {}).get('order') or [])
+
+
 def notices(plan_pass):
     """Every phase's notices, in the order of the play, each once, named by its phase."""
-    shown = []
-    for phase in (plan_pass or {}).get('order') or []:
-        for notice in ((plan_pass.get('notices') or {}).get(phase) or []):
-            line = '%s: %s' % (phase, _unprefixed(notice, phase))
-            if line not in shown:
-                shown.append(line)
-    return shown
+    return unshown(phase_notices(plan_pass), {})
 
 
 def unshown(notices, shown):
@@ -58,6 +58,13 @@ def unshown(notices, shown):
             if line not in lines:
                 lines.append(line)
     return lines
+
+
+def printable(text):
+    """text with its control characters (C0, DEL, C1) written as escapes: a notice can quote what a lab user named
+    (a file, a marker line), and a warning reaches the admin's terminal as it is."""
+    return ''.join(char if not (ord(char) < 0x20 or 0x7f <= ord(char) < 0xa0) else
+                   (r'\x%02x' % ord(char)) for char in text)
 
 
 # Planned last, from every other phase's planned changes (plan_maintenance.py): an earlier change is already in its

@@ -10,21 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import yaml
-
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-
-# libyaml's loader where PyYAML was built with it. Each plan call runs in a task worker of its own, where Ansible's
-# loader would parse the file again with origin tags and return a deep copy: about 15 ms a call, 12 calls a run.
-_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
-
-
-def main_options(path):
-    """The `main` entry point's options of a role's meta/argument_specs.yml (plain YAML, never vaulted); {} where
-    the file has none."""
-    with open(path, 'rb') as handle:
-        specs = yaml.load(handle, Loader=_LOADER) or {}
-    return ((specs.get('argument_specs') or {}).get('main') or {}).get('options') or {}
 
 
 def errors(options, values):

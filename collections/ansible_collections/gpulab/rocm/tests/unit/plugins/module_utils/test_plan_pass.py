@@ -129,3 +129,10 @@ def test_a_notice_is_shown_once_a_run_and_a_later_plan_shows_only_its_new_ones()
         "health: the data file is new"]
     assert shown == {"modules": ["rocm_modules: neither Lmod nor Environment Modules"],
                      "health": ["expects 8 GPU(s)", "the data file is new"]}
+
+
+def test_a_warning_never_carries_a_user_s_control_characters_to_the_admin_s_terminal():
+    # A lab user's file name or marker line quoted in a notice: ESC sequences, a carriage return, a C1 CSI.
+    line = plan_pass.printable("node1: env: /home/eve/.bashrc\x1b]0;owned\x07 line 2\r\x9b2J é")
+    assert line == "node1: env: /home/eve/.bashrc\\x1b]0;owned\\x07 line 2\\x0d\\x9b2J é"
+    assert all(ord(char) >= 0x20 and not 0x7f <= ord(char) < 0xa0 for char in line)

@@ -45,15 +45,3 @@ def test_the_refusal_names_the_role_every_message_and_the_fix():
     assert message.startswith("rocm_env: variables that do not match the role's meta/argument_specs.yml: ")
     assert 'first problem; second problem' in message
     assert 'docs/roles.md' in message
-
-
-def test_the_main_entry_point_s_options_are_read_from_the_file(tmp_path):
-    path = tmp_path / 'argument_specs.yml'
-    path.write_text('---\nargument_specs:\n  main:\n    short_description: x\n    options:\n'
-                    '      rocm_repo_state:\n        type: str\n        choices: [present, absent]\n'
-                    '        default: present\n        description: x\n'
-                    '  plan:\n    options:\n      other: {type: int}\n')
-    assert role_spec.main_options(str(path)) == {'rocm_repo_state': {
-        'type': 'str', 'choices': ['present', 'absent'], 'default': 'present', 'description': 'x'}}
-    path.write_text('---\nargument_specs:\n  plan: {}\n')
-    assert role_spec.main_options(str(path)) == {}
