@@ -56,6 +56,60 @@ def test_the_page_ansible_writes_escapes_every_value(tmp_path):
     assert "&lt;img src=x onerror=alert(1)&gt;" in page and "&lt;b&gt;amdgpu" in page
 
 
+FLEET = """
+- name: The fleet report of two hosts, one of them without a record
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: The record of n1, as gpulab.rocm.plan (phase report) would register it
+      ansible.builtin.set_fact:
+        __rocm_report_host: {record: "{{ lookup('ansible.builtin.file', record_file) | from_json }}"}
+      when: inventory_hostname == 'n1'
+    - name: The role's own writing tasks
+      ansible.builtin.include_role:
+        name: rocm_report
+        tasks_from: write.yml
+"""
+
+
+def _fleet_run(tmp_path, *extra):
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"), ANSIBLE_SHOW_CUSTOM_STATS="1",
+               ANSIBLE_CALLBACK_RESULT_FORMAT="json")
+    return subprocess.run([str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "n1,n2,", str(tmp_path / "fleet.yml"),
+                           "-e", "ansible_python_interpreter=%s" % sys.executable,
+                           "-e", "record_file=%s" % (tmp_path / "record.json"),
+                           "-e", "rocm_report_dest=%s" % (tmp_path / "report")] + list(extra),
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.mark.skipif(not ANSIBLE_PLAYBOOK.exists(), reason="ansible-playbook is not beside this python")
+def test_one_task_writes_the_report_records_the_figures_and_shows_the_summary(tmp_path):
+    # gpulab.rocm.fleet_report, as the role runs it: the JSON is the report of module_utils/fleet_report.py, the
+    # host without a record is listed with a problem, the figures go to set_stats, a second run changes nothing
+    # and check mode writes nothing.
+    record = base.report.host_record(base.node(tmp_path, tools={"rocminfo": base.rocminfo(
+        "rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt")}), "n1")
+    (tmp_path / "record.json").write_text(json.dumps(record))
+    (tmp_path / "fleet.yml").write_text(FLEET)
+    check = _fleet_run(tmp_path, "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert not (tmp_path / "report").exists()
+    assert "fleet report (not written in check mode): 2 host(s)" in check.stdout, check.stdout
+    first = _fleet_run(tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    written = json.loads((tmp_path / "report" / "fleet-report.json").read_text())
+    assert written == base.report.report_fleet({"n1": {"r": record}}, ["n1", "n2"], "r")
+    assert [host["reachable"] for host in written["hosts"]] == [True, False]
+    assert "1 host(s) with problems, 1 unreachable" in first.stdout and "  n2: " in first.stdout, first.stdout
+    # ANSIBLE_SHOW_CUSTOM_STATS: the recap ends with "CUSTOM STATS: ... RUN: {the set_stats data}".
+    stats = json.loads(first.stdout.split("CUSTOM STATS")[1].split("RUN:", 1)[1])
+    assert stats["rocm_report_nodes"]["n1"]["gfx_targets"] == record["gfx_targets"], stats
+    assert stats["rocm_report_nodes"]["n2"]["problems"] == written["hosts"][1]["problems"], stats
+    again = _fleet_run(tmp_path)
+    assert again.returncode == 0 and "changed=0" in again.stdout.split("PLAY RECAP")[1], again.stdout
+
+
 @pytest.mark.skipif(not ANSIBLE_PLAYBOOK.exists(), reason="ansible-playbook is not beside this python")
 @pytest.mark.parametrize("inside, expected", [
     (False, "{project}/fleet-report {project}/validation-reports"),

@@ -49,6 +49,7 @@ class ActionModule(ActionBase):
             probe=dict(type='dict', default={}),
             refresh=dict(type='list', elements='str', default=[]),
             stale=dict(type='list', elements='str', default=[]),
+            stats_key=dict(type='str', default=''),
         ))
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
@@ -73,7 +74,17 @@ class ActionModule(ActionBase):
             return self._gate(result, node, task_vars)
         if not args['phase']:
             raise AnsibleActionFail('phase is required (unless forget, gate or stale is given)')
+        result = self._plan(result, args, node, run, task_vars)
+        if args['stats_key'] and 'stats' in result and not result.get('refused') and not boolean(
+                task_vars.get(PLAN_PASS_VAR, False), strict=False):
+            # As set_stats does (per_host false, aggregate true): one entry per host under the key, for AWX.
+            result['ansible_stats'] = {'data': {args['stats_key']: {task_vars.get('inventory_hostname'):
+                                                                    result['stats']}},
+                                       'per_host': False, 'aggregate': True}
+        return result
 
+    def _plan(self, result, args, node, run, task_vars):
+        """Plan args['phase'] for this host: the pass's plan where it still holds, else a new one."""
         try:
             inputs = stack.resolve(dict((name, self._templar.template(task_vars[name]))
                                         for name in stack.DEFAULTS if name in task_vars))

@@ -62,6 +62,15 @@ def _reboot_yourself(why, name=None, reason=None):
 
 
 def plan(node, wanted, stack):
+    """The maintenance plan (_decide); on a maintenance run its decision (why) is also a notice, so that the gate
+    shows every host's before anything changes."""
+    result = _decide(node, wanted, stack)
+    if _true(wanted.get('enabled')) and not any(result['why'] in line for line in result['notices']):
+        result.warn(result['why'])
+    return result
+
+
+def _decide(node, wanted, stack):
     """wanted: enabled (upgrade.yml's maintenance), slurm_node (the host is in group slurm_nodes), controller (in
     group slurm_controllers), node_name ('' reads it from the probe), drain_timeout (seconds). The plan's keys: node,
     drain, wait (the node is maintained), resume, reboot, reason, timeout, why.

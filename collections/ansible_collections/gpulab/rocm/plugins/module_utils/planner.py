@@ -151,9 +151,10 @@ CONTRACT = {
         'sections': ('os', 'gpus', 'tools', 'versions'),
         'keys': {
             'problems': 'What does not work on the node as planned (the role fails on them).',
-            'stats': "The node's figures for set_stats.",
+            'stats': "The node's figures, recorded for AWX where the role passes O(stats_key).",
             'summary': 'The GPU agents in one list of lines.',
         },
+        'read_by_plan': ('stats',),
     },
     'report': {
         'sections': ('os', 'gpus', 'tools', 'versions', 'slurm', 'health'),
@@ -183,8 +184,10 @@ CONTRACT = {
             'reboot': 'Whether the play reboots the node through Slurm (scontrol reboot ASAP) for a driver change.',
             'reason': 'The drain reason (it starts with V(gpulab: maintenance:)).',
             'timeout': 'Seconds to wait for the jobs of the drained node (rocm_maintenance_drain_timeout).',
-            'why': 'The decision for this node, in one line.',
+            'why': 'The decision for this node, in one line (on a maintenance run also one of its notices).',
         },
+        # Keys no role reads: the planner or the plan action uses them itself.
+        'read_by_plan': ('why',),
     },
     'slurm_node': {
         'sections': ('os', 'packages', 'gpus', 'slurm'),

@@ -76,6 +76,14 @@ options:
     type: list
     elements: str
     default: []
+  stats_key:
+    description:
+      - Outside the plan pass, also record this phase's C(stats) result for the host under this key, as
+        M(ansible.builtin.set_stats) does (C(per_host=false), C(aggregate=true)), which AWX keeps as a job
+        artifact (role C(rocm_verify), key C(rocm_verify_nodes)). Empty, or a phase without C(stats), records nothing.
+    type: str
+    default: ''
+    version_added: 0.3.0
 attributes:
   action:
     support: full
@@ -431,7 +439,7 @@ start:
   type: raw
 stats:
   description:
-  - 'Phase verify: The node''s figures for set_stats.'
+  - 'Phase verify: The node''s figures, recorded for AWX where the role passes O(stats_key).'
   returned: for the phase verify
   type: raw
 subids:
@@ -478,7 +486,7 @@ wheel_tag:
   type: raw
 why:
   description:
-  - 'Phase maintenance: The decision for this node, in one line.'
+  - 'Phase maintenance: The decision for this node, in one line (on a maintenance run also one of its notices).'
   returned: for the phase maintenance
   type: raw
 why_not:

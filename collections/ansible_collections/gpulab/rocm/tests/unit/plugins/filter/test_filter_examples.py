@@ -1,6 +1,6 @@
 """Every shipped filter, called as a filter in a real playbook with its documented example (the EXAMPLES of its
-.yml), over real inputs: the captured probe of a converged host, the validation reports in fixtures/, the role's
-default thresholds and apt's own lock message. A filter no role calls is not shipped (issue 19)."""
+.yml), over real inputs: the validation reports in fixtures/, the role's default thresholds and apt's own lock
+message. A filter no role calls is not shipped (issue 19)."""
 
 import json
 import os
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report, health
+from ansible_collections.gpulab.rocm.plugins.module_utils import health
 
 HERE = Path(__file__).resolve().parent
 COLLECTION = HERE.parents[3]
@@ -21,8 +21,6 @@ ROOT = COLLECTION.parents[3]
 ANSIBLE_PLAYBOOK = (shutil.which("ansible-playbook")
                     or shutil.which("ansible-playbook", path=os.path.dirname(sys.executable)))
 pytestmark = pytest.mark.skipif(ANSIBLE_PLAYBOOK is None, reason="needs ansible-playbook")
-PROBE = COLLECTION / "tests" / "unit" / "plugins" / "module_utils" / "fixtures" / "probe" / \
-    "bookworm-converged-rocm6.2.4-fixture-tools-mi250x.json"
 # What apt-get printed with the dpkg lock held (the faults scenario's lock fault).
 LOCK = ("E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242 (apt-get)\n"
         "E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?")
@@ -37,10 +35,8 @@ def inputs():
     thresholds = yaml.safe_load((ROOT / "roles" / "rocm_validate" / "defaults" / "main.yml").read_text())[
         "rocm_validate_thresholds"]
     slow = json.loads((HERE / "fixtures" / "gpu_bench-rx6900xt-canned-slow-resnet50.json").read_text())
-    record = fleet_report.host_record(json.loads(PROBE.read_text()), "localhost", 1, "6.2.4")
     return {
-        # Plays of filters whose examples build on each other run together, in this order (a fact set by one play
-        # outranks the next play's vars: the fleet report's `report` comes last).
+        # Plays of filters whose examples build on each other run together, in this order.
         ("apt_failure",): {"ansible_failed_result": {"msg": "non-zero return code", "stdout": LOCK}},
         ("validation_thresholds",): {"report": slow, "rocm_validate_thresholds": thresholds},
         ("validation_failures",): {"report": slow, "rocm_validate_thresholds": thresholds},
@@ -56,16 +52,14 @@ def inputs():
         # The play's one host with the metrics on, as its hostvars give them.
         ("metrics_file_sd",): {"__facts": {"rocm_metrics_enabled": True, "rocm_metrics_node_class": "mi300_nodes",
                                            "rocm_metrics_listen_address": "127.0.0.1:19612"}},
-        ("fleet_report", "fleet_report_stats"): {"__record": {"record": record}},
     }
 
 
 def run(tmp_path):
     plays = []
     for names, variables in inputs().items():
-        # A set_fact per example: a later example reads what an earlier one set (fleet_report_stats the report).
-        tasks = [{"name": "The host's record, as rocm_report registers it",
-                  "ansible.builtin.set_fact": {"host_record": "{{ __record }}"}}] if "fleet_report" in names else []
+        # A set_fact per example: a later example reads what an earlier one set.
+        tasks = []
         if "__facts" in variables:
             # hostvars carry facts (not play vars): the host's variables as an inventory would give them.
             tasks.append({"name": "The host's variables", "ansible.builtin.set_fact": variables["__facts"]})
@@ -102,14 +96,6 @@ def test_every_shipped_filter_has_its_example_run():
 def test_apt_failure_names_the_process_holding_the_lock(results):
     failure = results["apt_failure"]["msg"]
     assert failure["kind"] == "lock" and "4242" in failure["reason"], failure
-
-
-def test_the_fleet_report_and_its_stats(results):
-    report = results["fleet_report+fleet_report_stats"]["report"]
-    assert [host["name"] for host in report["hosts"]] == ["localhost"]
-    assert report["summary"]["hosts"] == 1
-    stats = results["fleet_report+fleet_report_stats"]["stats"]
-    assert "localhost" in stats, stats
 
 
 def test_validation_failures_gives_the_documented_result(results):

@@ -64,6 +64,17 @@ def test_hosts_outside_slurm_keep_todays_behaviour(wanted, probe, why):
     assert not result['wait'] and not result['drain'] and result['changes'] == [] and why in result['why']
 
 
+def test_a_maintenance_run_gives_its_decision_as_a_notice_once():
+    # The gate shows each host's decision before anything changes; outside upgrade.yml there is nothing to say.
+    assert plan(node(MIXED))['notices'] == [plan(node(MIXED))['why']]
+    assert plan(node(), slurm_node=False)['notices'] == ['not in group slurm_nodes: changed as any host, without Slurm']
+    assert plan(node(), enabled=False)['notices'] == []
+    # a decision that is a warning already is not given twice
+    controller = plan(node(), slurm_node=False, controller=True,
+                      driver={'install': True, 'reboot': {'through_slurm': True}})
+    assert len(controller['notices']) == 1 and controller['why'] in controller['notices'][0]
+
+
 def test_an_admins_drain_keeps_its_reason_and_is_never_resumed():
     result = plan(node(ADMIN))
     assert result['wait'] and result['wait'] and not result['drain'] and not result['resume']
