@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import planner
+from ansible_collections.gpulab.rocm.plugins.module_utils import plan_pass, planner
 
 ROOT = Path(__file__).resolve().parents[1]
 ROLES = ROOT / "roles"
@@ -92,3 +92,11 @@ def test_the_plan_modules_return_is_generated_from_the_table():
     result = subprocess.run([sys.executable, str(ROOT / "tests" / "tools" / "plan_return.py"), "--check"],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_drain_and_the_finish_carry_the_tags_of_provision_s_plan_pass():
+    # The gate puts the maintenance's drain and finish in provision.yml's loop with plan_pass.PROVISION_TAGS: the
+    # tags the probe and the gate carry there (&gpulab_phases), so they run under any phase tag, as the pass does.
+    play = yaml.safe_load((ROOT / "playbooks" / "provision.yml").read_text())[0]
+    probe, gate = play["pre_tasks"][0]["block"][0], play["pre_tasks"][1]
+    assert tuple(probe["tags"]) == tuple(gate["tags"]) == plan_pass.PROVISION_TAGS

@@ -81,12 +81,12 @@ def plan_pass(tasks):
 
 def applied_roles(play):
     """The roles a play applies: its `roles:`, then those its tasks import or include by name, and the roles of
-    provision.yml's loop over the phases (`rocm_<phase>` for each of its `gpulab_role_phases`)."""
+    provision.yml's loop over the roles (each of its `gpulab_roles_without_gate`)."""
     names = [entry["role"] if isinstance(entry, dict) else entry for entry in play.get("roles", [])]
     for task in play.get("tasks") or []:
         role = task.get("ansible.builtin.import_role") or task.get("ansible.builtin.include_role") or {}
-        phases = (task.get("vars") or {}).get("gpulab_role_phases")
-        found = ["rocm_%s" % phase for phase in phases] if phases else [role.get("name")]
+        looped = (task.get("vars") or {}).get("gpulab_roles_without_gate")
+        found = [entry["name"] for entry in looped] if looped else [role.get("name")]
         names += [name for name in found if name and "{" not in name and name not in names]
     return names
 

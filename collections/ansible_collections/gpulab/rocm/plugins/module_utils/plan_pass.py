@@ -90,11 +90,22 @@ def applies(plan_pass):
 # The phases the probe and the gate stand for (preflight) and the one included around the roles (maintenance's
 # drain before them, its finish after): provision.yml includes no role of theirs among the phases' roles.
 NOT_ROLES = ('preflight', 'maintenance')
+# The tags of provision.yml's plan pass: the maintenance's drain and finish carry them all, so they run under any
+# phase tag that changes the node.
+PROVISION_TAGS = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'modules', 'containers', 'health', 'verify',
+                  'metrics')
 
 
-def role_phases(apply):
-    """The phases in apply whose roles provision.yml includes after the gate, in order (its one loop of roles)."""
-    return [phase for phase in apply if phase not in NOT_ROLES]
+def role_includes(apply):
+    """What provision.yml's one loop after the gate includes, in order, each {name, tasks_from, tags}: each phase in
+    apply by its role (tagged with the phase), and where maintenance applies its drain first and its finish last."""
+    roles = [{'name': 'rocm_%s' % phase, 'tasks_from': 'main', 'tags': [phase]}
+             for phase in apply if phase not in NOT_ROLES]
+    if 'maintenance' in apply:
+        tags = list(PROVISION_TAGS)
+        roles = ([{'name': 'rocm_maintenance', 'tasks_from': 'drain', 'tags': tags}] + roles
+                 + [{'name': 'rocm_maintenance', 'tasks_from': 'finish', 'tags': tags}])
+    return roles
 
 
 def _unprefixed(problem, phase):

@@ -56,8 +56,9 @@ options:
         for this gate.
       - When nothing refuses, the gate keeps in C(gpulab_node.pass.apply) (and returns as C(apply)) the phases whose
         roles have something to do on this run - a change, a check or a message of their own, or a change of a phase
-        before them - and in C(gpulab_node.pass.roles) those of them whose role C(playbooks/provision.yml) includes
-        in its loop of roles (all but preflight and maintenance); it skips the other roles whole.
+        before them - and in C(gpulab_node.pass.roles) what C(playbooks/provision.yml) includes in its loop of roles
+        (each as C(name), C(tasks_from) and C(tags)) - the role of each of those phases but preflight, and where
+        maintenance applies its drain first and its finish last; it skips the other roles whole.
       - The gate shows every phase's notices (what needs attention) as warnings naming the host; a plan made outside
         a plan pass shows only those not shown yet in this run.
     type: bool

@@ -83,9 +83,16 @@ def test_the_maintenance_follows_its_own_plan_only():
     assert plan_pass.applies(plan_pass.record(run, "maintenance", work=True)) == ["sdk", "verify", "maintenance"]
 
 
-def test_the_loop_of_roles_leaves_out_the_probe_and_the_maintenance():
-    assert plan_pass.role_phases(["preflight", "repo", "sdk", "verify", "maintenance"]) == ["repo", "sdk", "verify"]
-    assert plan_pass.role_phases([]) == []
+def test_the_loop_of_roles_leaves_out_the_probe_and_puts_the_drain_first_and_the_finish_last():
+    assert plan_pass.role_includes(["preflight", "repo", "verify"]) == [
+        {"name": "rocm_repo", "tasks_from": "main", "tags": ["repo"]},
+        {"name": "rocm_verify", "tasks_from": "main", "tags": ["verify"]}]
+    # The maintenance's drain before every role, its finish after them, both under every phase tag.
+    drain, repo, finish = plan_pass.role_includes(["preflight", "repo", "maintenance"])
+    assert (drain["name"], drain["tasks_from"], finish["name"], finish["tasks_from"]) == (
+        "rocm_maintenance", "drain", "rocm_maintenance", "finish")
+    assert repo["name"] == "rocm_repo" and set(drain["tags"]) == set(finish["tags"]) >= {"repo", "env", "driver"}
+    assert plan_pass.role_includes([]) == []
 
 
 def test_a_pass_recorded_before_work_was_kept_applies_everything():
