@@ -83,6 +83,12 @@ def _fleet_run(tmp_path, *extra):
                           cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
+def _changed(run):
+    """changed= of each host in the recap (n1, n2): the write counts on the host that ran it once."""
+    import re
+    return [int(count) for count in re.findall(r"changed=(\d+)", run.stdout.split("PLAY RECAP")[1])]
+
+
 @pytest.mark.skipif(not ANSIBLE_PLAYBOOK.exists(), reason="ansible-playbook is not beside this python")
 def test_one_task_writes_the_report_records_the_figures_and_shows_the_summary(tmp_path):
     # gpulab.rocm.fleet_report, as the role runs it: the JSON is the report of module_utils/fleet_report.py, the
@@ -94,7 +100,7 @@ def test_one_task_writes_the_report_records_the_figures_and_shows_the_summary(tm
     (tmp_path / "fleet.yml").write_text(FLEET)
     check = _fleet_run(tmp_path, "--check")
     assert check.returncode == 0, check.stdout + check.stderr
-    assert not (tmp_path / "report").exists()
+    assert not (tmp_path / "report").exists() and _changed(check) == [0, 0], check.stdout
     assert "fleet report (not written in check mode): 2 host(s)" in check.stdout, check.stdout
     first = _fleet_run(tmp_path)
     assert first.returncode == 0, first.stdout + first.stderr
@@ -107,7 +113,7 @@ def test_one_task_writes_the_report_records_the_figures_and_shows_the_summary(tm
     assert stats["rocm_report_nodes"]["n1"]["gfx_targets"] == record["gfx_targets"], stats
     assert stats["rocm_report_nodes"]["n2"]["problems"] == written["hosts"][1]["problems"], stats
     again = _fleet_run(tmp_path)
-    assert again.returncode == 0 and "changed=0" in again.stdout.split("PLAY RECAP")[1], again.stdout
+    assert _changed(first) == [1, 0] and again.returncode == 0 and _changed(again) == [0, 0], again.stdout
 
 
 @pytest.mark.skipif(not ANSIBLE_PLAYBOOK.exists(), reason="ansible-playbook is not beside this python")

@@ -49,8 +49,11 @@ class ActionModule(ActionBase):
         # The files hold no timestamp: they change only when the fleet does (changed=0 on a second run).
         files = {'fleet-report.json': json.dumps(report, indent=2, sort_keys=True, separators=(',', ': ')) + '\n',
                  'fleet-report.html': page}
-        written = self._execute_controller_files(args['dest'], files, task_vars)
-        result.update(written)
+        # Check mode writes nothing and reports no change: a drift job over a converged fleet stays changed=0.
+        if not self._task.check_mode:
+            result.update(self._execute_controller_files(args['dest'], files, task_vars))
+        else:
+            result.update(changed=False, changed_files=[])
         page_path = args['dest'] + '/fleet-report.html' if not self._task.check_mode else 'not written in check mode'
         problems = dict((entry['name'], entry['problems']) for entry in report['hosts'] if entry['problems'])
         result.update(report=page_path, summary=report['summary'], problems=problems,

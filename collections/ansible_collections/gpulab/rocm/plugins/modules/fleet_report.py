@@ -54,10 +54,11 @@ attributes:
     description: Runs entirely in the action plugin, on the controller.
   check_mode:
     support: full
-    description: Writes nothing and reports which files would change; the summary and the figures are the same.
+    description: Writes nothing and reports no change (a drift job over a converged fleet stays C(changed=0)); the
+      summary and the figures are the same.
   diff_mode:
-    support: full
-    description: One diff per file that would change.
+    support: partial
+    description: One diff per file that changes; none in check mode.
 '''
 
 EXAMPLES = r'''
@@ -72,7 +73,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 changed_files:
-  description: The paths written (or that would be, in check mode).
+  description: The paths written (none in check mode).
   returned: always
   type: list
   elements: str
