@@ -131,6 +131,24 @@ molecule_all() {
   [ "$(grep -c ' passed$' "$logs/molecule-summary.txt")" -eq "${#scenarios[@]}" ]
 }
 
+# What failed, for the end of the output (CI keeps only its tail): a failed scenario's steps with their outcomes, the
+# last failed task in its log (the one that ended the step, unless it was rescued or ignored) and pytest's list of
+# failed tests.
+failure_digest() {
+  sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '
+    / ➜ [a-z_-]+: Executed: / { sub(/^.*➜ /, ""); steps = steps "  " $0 "\n" }
+    /(fatal|failed): \[/ { task = ""; left = 25 }
+    left > 0 { task = task $0 "\n"; left-- }
+    /short test summary info/ { tests = ""; keep = 1; next }
+    keep && /=====/ { keep = 0 }
+    keep { tests = tests $0 "\n" }
+    END {
+      printf "steps:\n%s", steps
+      if (task != "") printf "the last failed task in the log:\n%s", task
+      if (tests != "") printf "failed tests:\n%s", tests
+    }'
+}
+
 start=$SECONDS
 static_rc=0 molecule_rc=0
 if [ "${GPULAB_STATIC_BESIDE:-1}" = 1 ]; then
@@ -163,4 +181,8 @@ printf 'total %d s; the machine busy %d CPU seconds of %d (%d cores)\n' "$SECOND
   $((SECONDS * $(nproc))) "$(nproc)"
 printf 'molecule: %d passed, %d failed\n' "$(grep -c ' passed$' "$logs/molecule-summary.txt")" \
   "$(grep -c ' FAILED$' "$logs/molecule-summary.txt")"
+for name in $(awk '$NF == "FAILED" {print $2}' "$logs/molecule-summary.txt"); do
+  printf '\n=== what failed in %s (%s) ===\n' "$name" "$logs/molecule-$name.log"
+  failure_digest "$logs/molecule-$name.log"
+done
 [ $static_rc -eq 0 ] && [ $molecule_rc -eq 0 ]

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Test helpers for the GPU facts: the captured outputs, and running a module's main() in-process."""
+"""Test helpers for the modules: the GPU tools' captured outputs, and running a module's main() in-process."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -102,4 +102,29 @@ def run_module(main, args, run_command=None, bin_path='/opt/rocm/bin/tool'):
             main()
         except ModuleExit as done:
             return done.result, runner
+    raise AssertionError('the module returned without exit_json or fail_json')
+
+
+def run_main(main, args, check_mode=False, diff=False):
+    """Run a module's main() in-process with nothing patched but its exit: what Ansible runs over AnsiballZ, without
+    an ansible process per call. Returns the result as exit_json or fail_json got it, with `failed` and the
+    module's `warnings`. (Each module keeps one test through `ansible -m`, the interface as Ansible calls it.)"""
+    warnings = []
+
+    def exit_json(self, **result):
+        result.update(failed=False, warnings=warnings)
+        raise ModuleExit(result)
+
+    def fail_json(self, msg, **result):
+        result.update(msg=msg, failed=True, warnings=warnings)
+        raise ModuleExit(result)
+
+    with module_args(dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)), \
+            mock.patch.object(basic.AnsibleModule, 'exit_json', exit_json), \
+            mock.patch.object(basic.AnsibleModule, 'fail_json', fail_json), \
+            mock.patch.object(basic.AnsibleModule, 'warn', lambda self, warning: warnings.append(warning)):
+        try:
+            main()
+        except ModuleExit as done:
+            return done.result
     raise AssertionError('the module returned without exit_json or fail_json')

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.gpulab.rocm.plugins.modules import apt_keyring
+from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import run_main
+
 GPG = shutil.which("gpg")
 # The ansible next to this Python (the project's .venv) when it is not on PATH, so `make test` runs these too.
 ANSIBLE = shutil.which("ansible") or shutil.which("ansible", path=os.path.dirname(sys.executable))
@@ -18,13 +21,8 @@ pytestmark = pytest.mark.skipif(GPG is None or ANSIBLE is None, reason="needs gp
 
 
 def run_module(args, check=False):
-    cmd = [ANSIBLE, "localhost", "-c", "local", "-m", "gpulab.rocm.apt_keyring", "-a", json.dumps(args), "--diff"]
-    if check:
-        cmd.append("--check")
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="0")
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180, check=False).stdout
-    return json.loads(out)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    """apt_keyring's main() in-process, with diff (its deprecation is checked through ansible itself, below)."""
+    return run_main(apt_keyring.main, args, check_mode=check, diff=True)
 
 
 def test_trusted_key_is_written_dearmored_once(key, tmp_path):

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.gpulab.rocm.plugins.modules import apt_packages
+from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import run_main
+
 ANSIBLE = shutil.which("ansible") or shutil.which("ansible", path=os.path.dirname(sys.executable))
 COLLECTIONS = Path(__file__).resolve().parents[7]
 pytestmark = pytest.mark.skipif(ANSIBLE is None or shutil.which("dpkg-query") is None or shutil.which("apt-get") is None,
@@ -17,6 +20,12 @@ pytestmark = pytest.mark.skipif(ANSIBLE is None or shutil.which("dpkg-query") is
 
 
 def run_module(args):
+    """apt_packages' main() in-process, in check mode with diff."""
+    return run_main(apt_packages.main, args, check_mode=True, diff=True)
+
+
+def run_through_ansible(args):
+    """apt_packages through ansible itself (AnsiballZ, --check --diff): the interface as Ansible calls it."""
     cmd = [ANSIBLE, "localhost", "-c", "local", "-m", "gpulab.rocm.apt_packages", "-a", json.dumps(args), "--check",
            "--diff"]
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
@@ -28,7 +37,7 @@ def run_module(args):
 def test_an_installed_package_at_its_version_changes_nothing():
     version = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "dpkg"], capture_output=True, text=True,
                              check=True).stdout
-    result = run_module({"install": ["dpkg=%s" % version, "apt"], "holds": {"dpkg": "install"}})
+    result = run_through_ansible({"install": ["dpkg=%s" % version, "apt"], "holds": {"dpkg": "install"}})
     assert result["changed"] is False and not result.get("failed"), result
     assert result["packages"]["dpkg"] == ["ii", version]
     assert "simulation" not in result

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gpulab.rocm.plugins.modules import apt_source
+from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import run_main
 
 GPG = shutil.which("gpg")
 # The ansible next to this Python (the project's .venv) when it is not on PATH, so `make test` runs these too.
@@ -26,7 +27,12 @@ AMD = "CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"
 
 
 def run_module(args):
-    """apt_source through ansible itself, in check mode, with the keyring in a test folder and no sources."""
+    """apt_source's main() in-process, in check mode with diff, with the keyring in a test folder and no sources."""
+    return run_main(apt_source.main, dict({"refresh": "never"}, **args), check_mode=True, diff=True)
+
+
+def run_through_ansible(args):
+    """apt_source through ansible itself (AnsiballZ, --check --diff): the interface as Ansible calls it."""
     cmd = [ANSIBLE, "localhost", "-c", "local", "-m", "gpulab.rocm.apt_source", "-a",
            json.dumps(dict({"refresh": "never"}, **args)), "--diff", "--check"]
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
@@ -39,7 +45,7 @@ def run_module(args):
 def test_a_trusted_key_would_be_installed_and_nothing_is_written_in_check_mode(key, tmp_path):
     path, fpr, _binary = key
     keyring = tmp_path / "rocm.gpg"
-    result = run_module({"key_url": path.as_uri(), "keyring": str(keyring), "fingerprints": [fpr]})
+    result = run_through_ansible({"key_url": path.as_uri(), "keyring": str(keyring), "fingerprints": [fpr]})
     assert result["changed"] and result["fingerprints"] == [fpr] and result["changed_files"] == [str(keyring)]
     assert not keyring.exists()
 
