@@ -55,6 +55,25 @@ def module_args(args):
         yield
 
 
+@contextlib.contextmanager
+def captured_exit():
+    """exit_json and fail_json raise ModuleExit with the result, plus `failed` and the module's `warnings`."""
+    warnings = []
+
+    def exit_json(self, **result):
+        result.update(failed=False, warnings=warnings)
+        raise ModuleExit(result)
+
+    def fail_json(self, msg, **result):
+        result.update(msg=msg, failed=True, warnings=warnings)
+        raise ModuleExit(result)
+
+    with mock.patch.object(basic.AnsibleModule, 'exit_json', exit_json), \
+            mock.patch.object(basic.AnsibleModule, 'fail_json', fail_json), \
+            mock.patch.object(basic.AnsibleModule, 'warn', lambda self, warning: warnings.append(warning)):
+        yield
+
+
 def run_module(main, args, run_command=None, bin_path='/opt/rocm/bin/tool'):
     """Run a module's main() with its command runners (_facts_common.process_run, what tool_run runs, and
     run_command) and get_bin_path patched; returns (result, one mock of both: call_args[0][0] is the argv).
@@ -74,16 +93,6 @@ def run_module(main, args, run_command=None, bin_path='/opt/rocm/bin/tool'):
             raise AssertionError('unexpected run_command({0!r})'.format(argv))
         return calls.pop(0)
 
-    warnings = []
-
-    def exit_json(self, **result):
-        result.update(failed=False, warnings=warnings)
-        raise ModuleExit(result)
-
-    def fail_json(self, msg, **result):
-        result.update(msg=msg, failed=True, warnings=warnings)
-        raise ModuleExit(result)
-
     def fake_find(unused_self, name, *unused, **unused_kwargs):
         # coreutils' timeout, which the modules run their tools under, only where the test's callable names it.
         if callable(bin_path):
@@ -91,13 +100,10 @@ def run_module(main, args, run_command=None, bin_path='/opt/rocm/bin/tool'):
         return None if name == 'timeout' else bin_path
 
     run, find = fake_run, fake_find
-    with module_args(args), \
+    with module_args(args), captured_exit(), \
             mock.patch.object(_facts_common, 'process_run', side_effect=run) as runner, \
             mock.patch.object(basic.AnsibleModule, 'run_command', lambda self, argv, *a, **k: runner(argv)), \
-            mock.patch.object(basic.AnsibleModule, 'get_bin_path', autospec=True, side_effect=find), \
-            mock.patch.object(basic.AnsibleModule, 'exit_json', exit_json), \
-            mock.patch.object(basic.AnsibleModule, 'fail_json', fail_json), \
-            mock.patch.object(basic.AnsibleModule, 'warn', lambda self, warning: warnings.append(warning)):
+            mock.patch.object(basic.AnsibleModule, 'get_bin_path', autospec=True, side_effect=find):
         try:
             main()
         except ModuleExit as done:
@@ -109,20 +115,7 @@ def run_main(main, args, check_mode=False, diff=False):
     """Run a module's main() in-process with nothing patched but its exit: what Ansible runs over AnsiballZ, without
     an ansible process per call. Returns the result as exit_json or fail_json got it, with `failed` and the
     module's `warnings`. (Each module keeps one test through `ansible -m`, the interface as Ansible calls it.)"""
-    warnings = []
-
-    def exit_json(self, **result):
-        result.update(failed=False, warnings=warnings)
-        raise ModuleExit(result)
-
-    def fail_json(self, msg, **result):
-        result.update(msg=msg, failed=True, warnings=warnings)
-        raise ModuleExit(result)
-
-    with module_args(dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)), \
-            mock.patch.object(basic.AnsibleModule, 'exit_json', exit_json), \
-            mock.patch.object(basic.AnsibleModule, 'fail_json', fail_json), \
-            mock.patch.object(basic.AnsibleModule, 'warn', lambda self, warning: warnings.append(warning)):
+    with module_args(dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)), captured_exit():
         try:
             main()
         except ModuleExit as done:
