@@ -166,11 +166,6 @@ molecule_wall=$((SECONDS - start))
 printf '\n=== molecule (%d scenarios, %d at a time, %d once the static checks were done) ===\n' "${#scenarios[@]}" \
   "$jobs" "$jobs_late"
 cat "$logs/molecule-summary.txt"
-if [ $molecule_rc -ne 0 ]; then
-  for name in $(awk '$NF == "FAILED" {print $2}' "$logs/molecule-summary.txt"); do
-    printf '\n--- %s (last 80 lines) ---\n' "$logs/molecule-$name.log"; tail -n 80 "$logs/molecule-$name.log"
-  done
-fi
 
 printf '\n=== wall times ===\n'
 printf '%s\n' "${timings[@]}"
@@ -184,5 +179,6 @@ printf 'molecule: %d passed, %d failed\n' "$(grep -c ' passed$' "$logs/molecule-
 for name in $(awk '$NF == "FAILED" {print $2}' "$logs/molecule-summary.txt"); do
   printf '\n=== what failed in %s (%s) ===\n' "$name" "$logs/molecule-$name.log"
   failure_digest "$logs/molecule-$name.log"
+  printf -- '--- its last 30 lines ---\n'; tail -n 30 "$logs/molecule-$name.log"
 done
 [ $static_rc -eq 0 ] && [ $molecule_rc -eq 0 ]
