@@ -7,9 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import plan_pass, planner
+from ansible_collections.gpulab.rocm.plugins.module_utils import planner
 
 ROOT = Path(__file__).resolve().parents[1]
 ROLES = ROOT / "roles"
@@ -94,9 +95,21 @@ def test_the_plan_modules_return_is_generated_from_the_table():
     assert result.returncode == 0, result.stderr
 
 
-def test_the_drain_and_the_finish_carry_the_tags_of_provision_s_plan_pass():
-    # The gate puts the maintenance's drain and finish in provision.yml's loop with plan_pass.PROVISION_TAGS: the
-    # tags the probe and the gate carry there (&gpulab_phases), so they run under any phase tag, as the pass does.
-    play = yaml.safe_load((ROOT / "playbooks" / "provision.yml").read_text())[0]
-    probe, gate = play["pre_tasks"][0]["block"][0], play["pre_tasks"][1]
-    assert tuple(probe["tags"]) == tuple(gate["tags"]) == plan_pass.PROVISION_TAGS
+@pytest.mark.parametrize("playbook", ["provision.yml", "uninstall.yml"])
+def test_a_plan_pass_imports_the_role_of_every_phase_it_plans_and_reads_its_inputs(playbook):
+    # The pass plans in one task from each role's own inputs (docs/plan-contract.md): the role is imported into the
+    # play for its variables (tagged never: none of its tasks runs there), and it declares __<role>_wanted.
+    play = yaml.safe_load((ROOT / "playbooks" / playbook).read_text())[0]
+    tasks = play["pre_tasks"]
+    passes = [task for task in tasks if "pass" in (task.get("gpulab.rocm.plan") or {})]
+    assert len(passes) == 1 and passes[0]["tags"] == ["always"]
+    roles = ["rocm_%s" % phase for phase in passes[0]["gpulab.rocm.plan"]["pass"]]
+    imports = [task for task in tasks if "ansible.builtin.import_role" in task]
+    assert [task["ansible.builtin.import_role"]["name"] for task in imports] == roles
+    assert all(task["tags"] == ["never"] for task in imports)
+    for role in roles:
+        declared = yaml.safe_load((ROLES / role / "vars" / "main.yml").read_text())
+        assert "__%s_wanted" % role in declared, role
+    # The loop of roles after it is tagged always too, so that the tags act on the pass and the roles' own tasks.
+    loops = [task for task in play.get("tasks") or [] if "gpulab_node.pass.roles" in str(task.get("loop", ""))]
+    assert all(task["tags"] == ["always"] for task in loops)

@@ -69,24 +69,23 @@ def roles():
 
 
 def plan_pass(tasks):
-    """The roles whose plan entry point a play's pre_tasks import (docs/plan-contract.md), in order, once each."""
-    names = []
+    """The phases of a play's plan pass (docs/plan-contract.md): its `gpulab.rocm.plan` task's `pass` list."""
     for task in tasks:
-        role = (task.get("ansible.builtin.import_role") or {}).get("name")
-        if role and role not in names:
-            names.append(role)
-        names += [name for name in plan_pass(task.get("block") or []) if name not in names]
-    return names
+        phases = (task.get("gpulab.rocm.plan") or {}).get("pass")
+        if phases:
+            return phases
+    return []
 
 
 def applied_roles(play):
     """The roles a play applies: its `roles:`, then those its tasks import or include by name, and the roles of
-    provision.yml's loop over the roles (each of its `gpulab_roles_without_gate`)."""
+    provision.yml's loop over the pass's roles (each phase's role, but the probe's and the maintenance's)."""
     names = [entry["role"] if isinstance(entry, dict) else entry for entry in play.get("roles", [])]
     for task in play.get("tasks") or []:
         role = task.get("ansible.builtin.import_role") or task.get("ansible.builtin.include_role") or {}
-        looped = (task.get("vars") or {}).get("gpulab_roles_without_gate")
-        found = [entry["name"] for entry in looped] if looped else [role.get("name")]
+        looped = "gpulab_node.pass.roles" in str(task.get("loop", ""))
+        found = ["rocm_%s" % phase for phase in plan_pass(play.get("pre_tasks") or [])
+                 if phase not in ("preflight", "maintenance")] if looped else [role.get("name")]
         names += [name for name in found if name and "{" not in name and name not in names]
     return names
 
@@ -105,7 +104,7 @@ def playbooks():
                 what = "roles " + ", ".join(f"`{name}`" for name in applied_roles(play))
                 planned = plan_pass(play.get("pre_tasks") or [])
                 if planned:
-                    what = "plans " + ", ".join(f"`{name}`" for name in planned) + " first (the plan pass), then " + what
+                    what = "plans " + ", ".join(f"`{phase}`" for phase in planned) + " first (the plan pass), then " + what
             plays.append(f"{text(play['name'])}: {what}")
         rows.append((path.stem, "; ".join(plays)))
     return rows

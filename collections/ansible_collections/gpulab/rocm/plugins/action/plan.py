@@ -19,7 +19,6 @@ import os
 import yaml
 
 from ansible.errors import AnsibleActionFail
-from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import plan_pass as passes, planner, role_spec, stack
@@ -27,8 +26,10 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Pla
 
 # Read again for every planning call that needs them: valid only at that moment.
 EPHEMERAL_SECTIONS = ('candidates', 'autoremove', 'fix_broken')
-# The task variable that marks the plan pass of a play (docs/plan-contract.md): a refusal is kept for the gate.
-PLAN_PASS_VAR = 'gpulab_plan_pass'
+# Where the plan pass finds a role's inputs (docs/plan-contract.md): the role's wanted state and its probe
+# arguments, in its vars/main.yml, which a role imported into the play shares with it.
+WANTED_VAR = '__%s_wanted'
+PROBE_VAR = '__%s_probe'
 # libyaml's loader where PyYAML was built with it: each plan call runs in a task worker of its own, where Ansible's
 # data loader would parse a role's argument_specs.yml again with origin tags and return a deep copy (about 15 ms a
 # call, a dozen calls a run).
@@ -41,16 +42,17 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
-        _valid, args = self.validate_argument_spec(argument_spec=dict(
-            phase=dict(type='str', choices=list(planner.PHASES)),
-            forget=dict(type='bool', default=False),
-            gate=dict(type='bool', default=False),
-            wanted=dict(type='dict', default={}),
-            probe=dict(type='dict', default={}),
-            refresh=dict(type='list', elements='str', default=[]),
-            stale=dict(type='list', elements='str', default=[]),
-            stats_key=dict(type='str', default=''),
-        ))
+        _valid, args = self.validate_argument_spec(argument_spec={
+            'phase': dict(type='str', choices=list(planner.PHASES)),
+            'pass': dict(type='list', elements='str', choices=list(planner.PHASES), default=[]),
+            'forget': dict(type='bool', default=False),
+            'gate': dict(type='bool', default=False),
+            'wanted': dict(type='dict', default={}),
+            'probe': dict(type='dict', default={}),
+            'refresh': dict(type='list', elements='str', default=[]),
+            'stale': dict(type='list', elements='str', default=[]),
+            'stats_key': dict(type='str', default=''),
+        })
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         run = _run_id()
@@ -72,19 +74,47 @@ class ActionModule(ActionBase):
             return result
         if args['gate']:
             return self._gate(result, node, task_vars)
+        if args['pass']:
+            return self._pass(result, args['pass'], node, run, task_vars)
         if not args['phase']:
-            raise AnsibleActionFail('phase is required (unless forget, gate or stale is given)')
-        result = self._plan(result, args, node, run, task_vars)
-        if args['stats_key'] and 'stats' in result and not result.get('refused') and not boolean(
-                task_vars.get(PLAN_PASS_VAR, False), strict=False):
+            raise AnsibleActionFail('phase is required (unless pass, forget, gate or stale is given)')
+        result = self._plan(result, args, node, run, task_vars, getattr(self._task, '_role', None))
+        if args['stats_key'] and 'stats' in result and not result.get('refused'):
             # As set_stats does (per_host false, aggregate true): one entry per host under the key, for AWX.
             result['ansible_stats'] = {'data': {args['stats_key']: {task_vars.get('inventory_hostname'):
                                                                     result['stats']}},
                                        'per_host': False, 'aggregate': True}
         return result
 
-    def _plan(self, result, args, node, run, task_vars):
-        """Plan args['phase'] for this host: the pass's plan where it still holds, else a new one."""
+    def _pass(self, result, phases, node, run, task_vars):
+        """The plan pass of a play in one call: probe the host, plan each phase that the run's tags select with its
+        role's inputs (the role is imported into the play), then the gate (docs/plan-contract.md)."""
+        play = self._task.get_play()
+        chosen = passes.tagged(phases, set(self._task.tags) - set(['always']), play.only_tags, play.skip_tags)
+        if not chosen:
+            # Nothing of the pass is asked for (--tags facts): no probe, and no pass for the play's loop of roles.
+            result.update(changed=False, planned=[], msg='no phase of the plan pass is among the tags of this run',
+                          ansible_facts={'gpulab_node': {'run': run}})
+            return result
+        roles = dict((role.get_name(include_role_fqcn=False), role) for role in play.get_roles())
+        node = dict(node, run=run, **{'pass': {}})
+        for phase in chosen:
+            name = 'rocm_%s' % phase
+            if name not in roles:
+                raise AnsibleActionFail(
+                    'the plan pass names %s, but this play does not import the role %s, whose variables the pass '
+                    'reads: import it in the play (ansible.builtin.import_role, tags: [never]; docs/plan-contract.md)'
+                    % (phase, name))
+            inputs = dict((key, self._templar.template(task_vars.get(var % name) or {}))
+                          for key, var in (('wanted', WANTED_VAR), ('probe', PROBE_VAR)))
+            planned = self._plan({}, dict(inputs, phase=phase, refresh=['all'] if phase == 'preflight' else []),
+                                 node, run, task_vars, roles[name], in_pass=True)
+            node = (planned.get('ansible_facts') or {}).get('gpulab_node') or node
+        return self._gate(result, node, task_vars)
+
+    def _plan(self, result, args, node, run, task_vars, role, in_pass=False):
+        """Plan args['phase'] for this host (role: the Role whose variables it checks, or None): the pass's plan
+        where it still holds, else a new one. in_pass: a refusal is kept for the gate."""
         try:
             inputs = stack.resolve(dict((name, self._templar.template(task_vars[name]))
                                         for name in stack.DEFAULTS if name in task_vars))
@@ -92,7 +122,6 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(str(exc))
 
         phase = args['phase']
-        in_pass = boolean(task_vars.get(PLAN_PASS_VAR, False), strict=False)
         node = dict((key, value) for key, value in node.items() if key not in EPHEMERAL_SECTIONS)
         host = {'name': task_vars.get('inventory_hostname'),
                 'connection': self._play_context.connection,
@@ -100,7 +129,7 @@ class ActionModule(ActionBase):
                 'check_mode': bool(self._task.check_mode)}
         key = _digest([phase, args['wanted'], inputs, args['probe'], host])
         memo = (node.get('plans') or {}).get(phase) or {}
-        if not args['refresh'] and passes.still_holds(memo, key, node.get('read_at')):
+        if not in_pass and not args['refresh'] and passes.still_holds(memo, key, node.get('read_at')):
             # Planned from these very inputs, and nothing was read again since: the plan pass's plan. The host fact
             # is left as it is (no copy of it goes back: the cheap path of a converged run).
             result = self._planned(result, phase, dict(memo['plan'], planned_in='plan pass'), node, run, inputs)
@@ -124,7 +153,7 @@ class ActionModule(ActionBase):
 
         plan_pass = node.get('pass') or {}
         try:
-            self._check_role_variables(task_vars)
+            self._check_role_variables(role, task_vars)
             plan = planner.plan(phase, node, args['wanted'], inputs, host, previous=memo.get('plan'))
         except PlanError as exc:
             message = passes.claim_free(str(exc))
@@ -141,7 +170,7 @@ class ActionModule(ActionBase):
         if in_pass or refused:
             node['pass'] = passes.record(plan_pass, phase, [item['change'] for item in plan.get('changes') or []],
                                          refused, planner.has_work(phase, plan, args['wanted']),
-                                         plan.get('notices') or [])
+                                         plan.get('notices') or [], off=bool(plan.get('skip')))
         if not in_pass:
             # Planned at the role's own turn: what it says needs attention, but what the gate showed already.
             node = self._show_notices(node, {phase: plan.get('notices') or []}, host['name'])
@@ -149,11 +178,10 @@ class ActionModule(ActionBase):
         node['plans'] = dict(node.get('plans') or {}, **{phase: memo})
         return self._planned(result, phase, plan, node, run, inputs)
 
-    def _check_role_variables(self, task_vars):
-        """The calling role's variables against its argument_specs.yml `main` options (the entry point that documents
-        them): a PlanError naming each one that does not match. A plan called outside a role checks nothing here."""
-        role = getattr(self._task, '_role', None)
-        path = os.path.join(getattr(role, '_role_path', None) or '', 'meta', 'argument_specs.yml')
+    def _check_role_variables(self, role, task_vars):
+        """The role's variables against its argument_specs.yml `main` options (the entry point that documents them): a
+        PlanError naming each one that does not match. A plan called outside a role checks nothing here."""
+        path = os.path.join(role.get_role_path() if role is not None else '', 'meta', 'argument_specs.yml')
         if role is None or not os.path.isfile(path):
             return
         options = main_options(path)

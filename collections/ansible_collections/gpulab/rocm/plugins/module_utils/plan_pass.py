@@ -18,11 +18,13 @@ def claim_free(message):
     return message[:-len(_CLAIM)] if message.endswith(_CLAIM) else message
 
 
-def record(plan_pass, phase, changes=(), refusals=(), work=True, notices=()):
+def record(plan_pass, phase, changes=(), refusals=(), work=True, notices=(), off=False):
     """The pass with this phase planned (in the order the play plans, which is the order it applies); work: whether
     its role has anything to do after the gate (planner.has_work); notices: what its plan says needs attention (the
-    gate shows every phase's at once)."""
+    gate shows every phase's at once); off: its role is switched off here (its plan's `skip`: it applies only with
+    work of its own)."""
     plan_pass = dict(plan_pass or {})
+    plan_pass['off'] = [p for p in plan_pass.get('off') or [] if p != phase] + ([phase] if off else [])
     plan_pass['notices'] = dict(plan_pass.get('notices') or {}, **{phase: list(notices)})
     plan_pass['order'] = [p for p in plan_pass.get('order') or [] if p != phase] + [phase]
     plan_pass['changes'] = dict(plan_pass.get('changes') or {}, **{phase: list(changes)})
@@ -75,36 +77,75 @@ OWN_WORK_ONLY = ('maintenance',)
 
 def applies(plan_pass):
     """The phases whose roles the play applies after the gate, in order: each one with work of its own, and every one
-    after a phase that changes something (its role plans again from what that change left), but for OWN_WORK_ONLY.
-    On a converged host: only the roles that check or report on every run."""
+    after a phase that changes something (its role plans again from what that change left), but for OWN_WORK_ONLY
+    and the roles switched off on this host. On a converged host: only the roles that check or report on every
+    run."""
     changes = (plan_pass or {}).get('changes') or {}
     work = (plan_pass or {}).get('work') or {}
+    own_work_only = set(OWN_WORK_ONLY) | set((plan_pass or {}).get('off') or ())
     chosen, changed = [], False
     for phase in (plan_pass or {}).get('order') or []:
-        if work.get(phase, True) or (changed and phase not in OWN_WORK_ONLY):
+        if work.get(phase, True) or (changed and phase not in own_work_only):
             chosen.append(phase)
         changed = changed or bool(changes.get(phase))
     return chosen
 
 
-# The phases the probe and the gate stand for (preflight) and the one included around the roles (maintenance's
-# drain before them, its finish after): provision.yml includes no role of theirs among the phases' roles.
+# The phases that are no role of their own among provision.yml's roles: the probe and its checks (preflight), and
+# the maintenance, which the loop includes around the roles (its drain before them, its finish after).
 NOT_ROLES = ('preflight', 'maintenance')
-# The tags of provision.yml's plan pass: the maintenance's drain and finish carry them all, so they run under any
-# phase tag that changes the node.
-PROVISION_TAGS = ('preflight', 'repo', 'driver', 'sdk', 'access', 'env', 'modules', 'containers', 'health', 'verify',
-                  'metrics')
+
+
+def tagged(phases, inherited, only_tags, skip_tags):
+    """The phases of the pass that the run's --tags and --skip-tags select, in order. A role's phase is selected as a
+    task tagged with the phase and the tags it inherits (those of the playbook's import, such as site.yml's
+    `provision`) would be (ansible.playbook.taggable.Taggable.evaluate_tags). The probe and its checks (preflight)
+    go with any selected phase unless `preflight` itself is skipped, and alone under --tags preflight; the
+    maintenance goes with any selected role, whose changes it guards. The pass is tagged `always` in the play, so
+    that it runs under any tag; a run whose tags select no phase gets none."""
+    only, skip, inherited = set(only_tags or ()), set(skip_tags or ()), set(inherited or ())
+
+    def runs(tag, only_tags=only):
+        return _runs(set([tag]) | inherited, only_tags, skip)
+
+    roles = [phase for phase in phases if phase not in NOT_ROLES and runs(phase)]
+    chosen = []
+    for phase in phases:
+        if phase == 'preflight':
+            selected = runs(phase) or (bool(roles) and runs(phase, set(['all'])))
+        elif phase == 'maintenance':
+            selected = bool(roles)
+        else:
+            selected = phase in roles
+        if selected:
+            chosen.append(phase)
+    return chosen
+
+
+def _runs(tags, only, skip):
+    """Taggable.evaluate_tags (ansible-core 2.19) for a task with these tags, which are never empty here."""
+    run = True
+    if only:
+        run = ('always' in tags or ('all' in only and 'never' not in tags) or not tags.isdisjoint(only)
+               or ('tagged' in only and 'never' not in tags))
+    if run and skip:
+        if 'all' in skip:
+            run = 'always' in tags and 'always' not in skip
+        elif not tags.isdisjoint(skip) or 'tagged' in skip:
+            run = False
+    return run
 
 
 def role_includes(apply):
     """What provision.yml's one loop after the gate includes, in order, each {name, tasks_from, tags}: each phase in
-    apply by its role (tagged with the phase), and where maintenance applies its drain first and its finish last."""
+    apply by its role (tagged with the phase), and where maintenance applies its drain first and its finish last
+    (tagged always: the pass planned it for the roles the run's tags select, and they must not change a node that is
+    not drained)."""
     roles = [{'name': 'rocm_%s' % phase, 'tasks_from': 'main', 'tags': [phase]}
              for phase in apply if phase not in NOT_ROLES]
     if 'maintenance' in apply:
-        tags = list(PROVISION_TAGS)
-        roles = ([{'name': 'rocm_maintenance', 'tasks_from': 'drain', 'tags': tags}] + roles
-                 + [{'name': 'rocm_maintenance', 'tasks_from': 'finish', 'tags': tags}])
+        roles = ([{'name': 'rocm_maintenance', 'tasks_from': 'drain', 'tags': ['always']}] + roles
+                 + [{'name': 'rocm_maintenance', 'tasks_from': 'finish', 'tags': ['always']}])
     return roles
 
 

@@ -239,8 +239,11 @@ def has_work(phase, plan, wanted):
         return bool(wanted.get('run'))
     if phase == 'maintenance':
         return any(plan.get(key) for key in ('drain', 'wait', 'reboot', 'resume'))
-    # verify reports on every run; metrics rewrites its textfile.
-    return phase in ('verify', 'metrics')
+    if phase == 'metrics':
+        # It rewrites its textfile on every run where it is on.
+        return bool(wanted.get('enabled'))
+    # verify reports on every run.
+    return phase == 'verify'
 
 
 def probe_paths():

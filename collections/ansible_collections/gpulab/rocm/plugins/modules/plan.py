@@ -28,11 +28,30 @@ author:
   - gpulab.rocm contributors (@gpulab)
 options:
   phase:
-    description: The phase to plan (one of the planner's CONTRACT); required unless O(forget), O(gate) or O(stale) is
-      given.
+    description: The phase to plan (one of the planner's CONTRACT); required unless O(pass), O(forget), O(gate) or
+      O(stale) is given.
     type: str
     choices: [preflight, repo, driver, sdk, access, env, modules, containers, health, metrics, verify, report,
-              slurm_node, slurm]
+              slurm_node, slurm, maintenance, validate]
+  pass:
+    description:
+      - Instead of one phase, the plan pass of a play (docs/plan-contract.md) in one call, which probes the host,
+        plans each of these phases in this order, then does what O(gate) does. Each phase's inputs are those of its
+        role C(rocm_<phase>) - its wanted state C(__rocm_<phase>_wanted) and its probe arguments
+        C(__rocm_<phase>_probe) (none where the role has none), from the role's C(vars/main.yml) - and its variables
+        are checked against the role's C(meta/argument_specs.yml); so every role named must be imported into the play
+        (the playbooks import them tagged C(never), for their variables only). A phase that refuses does not stop
+        the others; the gate lists every problem at once.
+      - Only the phases that the run's C(--tags) and C(--skip-tags) select are planned, each as if it were a task
+        tagged with its phase (and the tags the task inherits); V(preflight) (the probe's checks) goes with any
+        selected phase unless C(preflight) is skipped, and V(maintenance) with any selected role. Tag the task
+        C(always). Where no phase is selected the call plans nothing and probes nothing.
+    type: list
+    elements: str
+    choices: [preflight, repo, driver, sdk, access, env, modules, containers, health, metrics, verify, report,
+              slurm_node, slurm, maintenance, validate]
+    default: []
+    version_added: 0.3.0
   forget:
     description:
       - Forget this host's probe instead of planning, so that the next plan reads the host anew. For a change that
@@ -51,9 +70,8 @@ options:
   gate:
     description:
       - Instead of planning, stop the host when any phase planned in this play's plan pass refused (or preflight
-        found problems), with every problem of every phase in one message; see docs/plan-contract.md. In the plan
-        pass (the task variable C(gpulab_plan_pass) is true) a refusing phase does not fail; its problems are kept
-        for this gate.
+        found problems), with every problem of every phase in one message; see docs/plan-contract.md. O(pass) ends
+        with the same gate; C(rocm_preflight) run alone gates its own problems with this.
       - When nothing refuses, the gate keeps in C(gpulab_node.pass.apply) (and returns as C(apply)) the phases whose
         roles have something to do on this run - a change, a check or a message of their own, or a change of a phase
         before them - and in C(gpulab_node.pass.roles) what C(playbooks/provision.yml) includes in its loop of roles

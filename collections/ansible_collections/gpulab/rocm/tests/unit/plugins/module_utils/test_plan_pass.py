@@ -87,11 +87,12 @@ def test_the_loop_of_roles_leaves_out_the_probe_and_puts_the_drain_first_and_the
     assert plan_pass.role_includes(["preflight", "repo", "verify"]) == [
         {"name": "rocm_repo", "tasks_from": "main", "tags": ["repo"]},
         {"name": "rocm_verify", "tasks_from": "main", "tags": ["verify"]}]
-    # The maintenance's drain before every role, its finish after them, both under every phase tag.
+    # The maintenance's drain before every role, its finish after them, both under any tag: the pass planned it for
+    # the roles the tags selected, which must not change a node that is not drained.
     drain, repo, finish = plan_pass.role_includes(["preflight", "repo", "maintenance"])
     assert (drain["name"], drain["tasks_from"], finish["name"], finish["tasks_from"]) == (
         "rocm_maintenance", "drain", "rocm_maintenance", "finish")
-    assert repo["name"] == "rocm_repo" and set(drain["tags"]) == set(finish["tags"]) >= {"repo", "env", "driver"}
+    assert repo["name"] == "rocm_repo" and drain["tags"] == finish["tags"] == ["always"]
     assert plan_pass.role_includes([]) == []
 
 
@@ -114,7 +115,10 @@ def test_what_each_role_does_on_a_run_with_nothing_to_change():
     assert not planner.has_work("containers", dict(quiet, check={"engines": []}), {})
     assert planner.has_work("maintenance", dict(quiet, drain=False, wait=False, reboot=False, resume=True), {})
     assert not planner.has_work("maintenance", dict(quiet, drain=False, wait=False, reboot=False, resume=False), {})
-    assert planner.has_work("verify", quiet, {}) and planner.has_work("metrics", quiet, {})
+    assert planner.has_work("verify", quiet, {})
+    # The metrics rewrite their textfile on every run where they are on.
+    assert planner.has_work("metrics", quiet, {"enabled": True})
+    assert not planner.has_work("metrics", dict(quiet, skip="rocm_metrics_enabled is false"), {"enabled": False})
 
 
 def test_the_gate_shows_every_phase_s_notices_once_in_the_order_of_the_play():
@@ -143,3 +147,36 @@ def test_a_warning_never_carries_a_user_s_control_characters_to_the_admin_s_term
     line = plan_pass.printable("node1: env: /home/eve/.bashrc\x1b]0;owned\x07 line 2\r\x9b2J é")
     assert line == "node1: env: /home/eve/.bashrc\\x1b]0;owned\\x07 line 2\\x0d\\x9b2J é"
     assert all(ord(char) >= 0x20 and not 0x7f <= ord(char) < 0xa0 for char in line)
+
+
+PASS = ["preflight", "repo", "sdk", "env", "verify", "maintenance"]
+
+
+def test_the_pass_plans_what_the_run_s_tags_select_as_ansible_decides_for_tagged_tasks():
+    # No --tags (Ansible's only_tags is {'all'}), site.yml's own tag, and a tag of its facts play only.
+    assert plan_pass.tagged(PASS, {"provision"}, {"all"}, set()) == PASS
+    assert plan_pass.tagged(PASS, {"provision"}, {"provision"}, set()) == PASS
+    assert plan_pass.tagged(PASS, {"provision"}, {"facts"}, set()) == []
+    # One phase: the probe's checks and the maintenance go with it.
+    assert plan_pass.tagged(PASS, {"provision"}, {"sdk"}, set()) == ["preflight", "sdk", "maintenance"]
+    assert plan_pass.tagged(PASS, set(), {"env", "verify"}, set()) == ["preflight", "env", "verify", "maintenance"]
+    # The probe's checks alone change nothing: no maintenance.
+    assert plan_pass.tagged(PASS, set(), {"preflight"}, set()) == ["preflight"]
+    # Skipping one phase keeps the probe's checks and the maintenance; skipping preflight drops only its checks.
+    assert plan_pass.tagged(PASS, set(), {"all"}, {"repo"}) == ["preflight", "sdk", "env", "verify", "maintenance"]
+    assert plan_pass.tagged(PASS, set(), {"all"}, {"preflight"}) == ["repo", "sdk", "env", "verify", "maintenance"]
+    # Skipping what every phase inherits, or everything, leaves none; so does a tag no phase has.
+    assert plan_pass.tagged(PASS, {"provision"}, {"all"}, {"provision"}) == []
+    assert plan_pass.tagged(PASS, set(), {"all"}, {"all"}) == []
+    assert plan_pass.tagged(PASS, set(), {"tagged"}, set()) == PASS
+    assert plan_pass.tagged(PASS, set(), {"all"}, {"tagged"}) == []
+
+
+def test_a_role_switched_off_applies_only_with_work_of_its_own():
+    run = plan_pass.record(plan_pass.record({}, "sdk", ["install hip-runtime-amd"]), "containers", work=False,
+                           off=True)
+    run = plan_pass.record(run, "env", work=False)
+    assert plan_pass.applies(run) == ["sdk", "env"]
+    assert run["off"] == ["containers"]
+    # Planned again, on: it follows the change again.
+    assert plan_pass.applies(plan_pass.record(run, "containers", work=False)) == ["sdk", "env", "containers"]
