@@ -61,7 +61,8 @@ def adduser_conf(text, groups, present=True):
 def plan(node, wanted, stack):
     """wanted: state (present|absent), groups, adduser_defaults.
 
-    Returns the Plan: create_groups, memberships {user: [groups to add]}, adduser_conf (new content or None).
+    Returns the Plan: create_groups, memberships {user: [groups to add]}, files ({path: new content} of
+    adduser.conf where it changes).
     """
     result = Plan('access')
     groups = list(wanted.get('groups') or [])
@@ -69,7 +70,7 @@ def plan(node, wanted, stack):
     if bad:
         raise PlanError('rocm_access_groups holds names that are not group names: %s.'
                         % ', '.join(repr(group) for group in bad))
-    result.update(create_groups=[], memberships={}, adduser_conf=None)
+    result.update(create_groups=[], memberships={}, files={})
     present = wanted.get('state', 'present') == 'present'
     probed_groups = node.get('groups') or {}
     users = node.get('users') or {}
@@ -93,7 +94,7 @@ def plan(node, wanted, stack):
         with_block = present and wanted.get('adduser_defaults', True)
         new = adduser_conf(conf['content'], groups, with_block)
         if sha1(new) != conf.get('sha1'):
-            result['adduser_conf'] = new
+            result['files'][ns.ADDUSER_CONF] = new
             result.change('%s the gpulab.rocm block of %s' % ('write' if with_block else 'remove', ns.ADDUSER_CONF),
                           'new users made with adduser get the GPU groups' if with_block else
                           'rocm_access_state is absent' if not present else 'rocm_access_adduser_defaults is false')

@@ -83,7 +83,8 @@ CONTRACT = {
         'keys': {
             'create_groups': 'GPU groups to create.',
             'memberships': 'User to the groups to add them to.',
-            'adduser_conf': 'The whole new /etc/adduser.conf, or null when it stays.',
+            'files': 'The whole new /etc/adduser.conf by its path, where it changes (written in the same module run as '
+                     'the groups).',
         },
     },
     'env': {

@@ -63,21 +63,8 @@ added:
   type: dict
 '''
 
-import grp
-import os
-import pwd
-import re
-
 from ansible.module_utils.basic import AnsibleModule
-
-NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?\Z')
-
-
-def member_of(user, group):
-    entry = pwd.getpwnam(user)
-    info = grp.getgrnam(group)
-    return entry.pw_gid == info.gr_gid or user in info.gr_mem or group in [
-        grp.getgrgid(gid).gr_name for gid in os.getgrouplist(user, entry.pw_gid)]
+from ansible_collections.gpulab.rocm.plugins.module_utils import groups as system_groups
 
 
 def main():
@@ -88,44 +75,14 @@ def main():
         ),
         supports_check_mode=True,
     )
-    groups = module.params['groups']
-    members = dict((user, list(wanted or [])) for user, wanted in module.params['members'].items())
-    names = set(groups) | set(members) | set(g for wanted in members.values() for g in wanted)
-    bad = sorted(name for name in names if not isinstance(name, str) or not NAME_RE.match(name))
-    if bad:
-        module.fail_json(msg='Not user or group names: %s. Nothing was changed.' % ', '.join(map(repr, bad)))
-    unknown = []
-    for user in members:
-        try:
-            pwd.getpwnam(user)
-        except KeyError:
-            unknown.append(user)
-    if unknown:
-        module.fail_json(msg='These users do not exist: %s. Create them first. Nothing was changed.'
-                             % ', '.join(sorted(unknown)))
-
-    created = []
-    for group in sorted(set(groups) | set(g for wanted in members.values() for g in wanted)):
-        try:
-            grp.getgrnam(group)
-        except KeyError:
-            created.append(group)
-    added = {}
-    for user, wanted in sorted(members.items()):
-        missing = [group for group in wanted if group in created or not member_of(user, group)]
-        if missing:
-            added[user] = missing
-    result = dict(changed=bool(created or added), created=created, added=added)
-    result['diff'] = dict(before='', after=''.join(
-        ['group %s (system)\n' % group for group in created]
-        + ['%s: + %s\n' % (user, ', '.join(g)) for user, g in added.items()]))
-    if module.check_mode or not result['changed']:
-        module.exit_json(**result)
-    for group in created:
-        module.run_command(['groupadd', '--system', group], check_rc=True)
-    for user, wanted in sorted(added.items()):
-        for group in wanted:
-            module.run_command(['gpasswd', '--add', user, group], check_rc=True)
+    try:
+        created, added = system_groups.missing(module.params['groups'], module.params['members'])
+    except ValueError as exc:
+        module.fail_json(msg='%s. Nothing was changed.' % exc)
+    result = dict(changed=bool(created or added), created=created, added=added,
+                  diff=dict(before='', after=system_groups.describe(created, added)))
+    if not module.check_mode:
+        system_groups.add(module.run_command, created, added)
     module.exit_json(**result)
 
 

@@ -173,11 +173,6 @@ refused:
   returned: when it applies (see the description)
   type: list
   elements: str
-adduser_conf:
-  description:
-  - 'Phase access: The whole new /etc/adduser.conf, or null when it stays.'
-  returned: for the phase access
-  type: raw
 allow_held:
   description:
   - 'Phase sdk: Whether apt may change held packages (rocm_sdk_hold owns the holds).'
@@ -265,12 +260,14 @@ executables:
   type: raw
 files:
   description:
+  - 'Phase access: The whole new /etc/adduser.conf by its path, where it changes (written in the same module run
+    as the groups).'
   - 'Phase env: Root-owned files to write, path to content (profile.d, ld.so.conf.d).'
   - 'Phase modules: Modulefiles and the default marker to write, path to content.'
   - 'Phase health: The expected values to write (the data file), path to content.'
   - 'Phase metrics: The writer''s configuration, the units and the drop-in, path to content.'
   - 'Phase slurm: Slurm files to write, path to content.'
-  returned: for the phases env, modules, health, metrics, slurm
+  returned: for the phases access, env, modules, health, metrics, slurm
   type: raw
 folders:
   description:

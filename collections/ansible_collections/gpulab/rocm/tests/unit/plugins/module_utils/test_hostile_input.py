@@ -13,11 +13,10 @@ import time
 import pytest
 
 from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    _facts_common as common, gpu_tools, node_state as ns, openpgp, plan_access, plan_containers, plan_driver,
+    _facts_common as common, gpu_tools, groups, node_state as ns, openpgp, plan_access, plan_containers, plan_driver,
     plan_env, plan_repo, plan_sdk, plan_slurm, preflight, validation,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
-from ansible_collections.gpulab.rocm.plugins.modules import group_members
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture
 from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils import test_plan as base
 
@@ -181,7 +180,7 @@ def test_environment_values_with_a_newline_are_refused(wanted, message):
 def test_user_and_group_names_with_a_newline_are_refused():
     with pytest.raises(base.stack.StackError, match="not user names"):
         base.stack.resolve({"rocm_gpu_users": ["alice\n"]})
-    assert not group_members.NAME_RE.match("alice\n")
+    assert not groups.NAME_RE.match("alice\n")
     with pytest.raises(PlanError):
         plan_access.plan(base.probe(base.CONVERGED), dict(base.ACCESS, groups=["video\n"]), base.inputs())
 

@@ -147,7 +147,7 @@ def test_a_group_taken_out_of_the_list_leaves_adduser_conf():
     text = node["files"][ns.ADDUSER_CONF]["content"]
     assert 'EXTRA_GROUPS="video render"' in text
     plan = plan_access.plan(node, dict(ACCESS, groups=["render"]), inputs())
-    assert 'EXTRA_GROUPS="render"\n' in plan["adduser_conf"]
+    assert 'EXTRA_GROUPS="render"\n' in plan["files"][ns.ADDUSER_CONF]
     # The admin's own groups (a line the block superseded) stay.
     admin = text.replace("# BEGIN gpulab.rocm", '#EXTRA_GROUPS="users"  # superseded by the gpulab.rocm block below\n'
                                                 "# BEGIN gpulab.rocm")

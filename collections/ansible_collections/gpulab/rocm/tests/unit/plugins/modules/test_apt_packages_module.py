@@ -1,20 +1,14 @@
 """apt_packages run by ansible itself on this machine, in check mode only (nothing is installed or removed): the real
 dpkg-query and apt-get --simulate of the host. Needs a Debian-family host with dpkg and apt (the build machine)."""
 
-import json
-import os
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from ansible_collections.gpulab.rocm.plugins.modules import apt_packages
-from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import run_main
+from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import ANSIBLE, run_main, run_through_ansible
 
-ANSIBLE = shutil.which("ansible") or shutil.which("ansible", path=os.path.dirname(sys.executable))
-COLLECTIONS = Path(__file__).resolve().parents[7]
 pytestmark = pytest.mark.skipif(ANSIBLE is None or shutil.which("dpkg-query") is None or shutil.which("apt-get") is None,
                                 reason="needs ansible, dpkg and apt")
 
@@ -24,20 +18,11 @@ def run_module(args):
     return run_main(apt_packages.main, args, check_mode=True, diff=True)
 
 
-def run_through_ansible(args):
-    """apt_packages through ansible itself (AnsiballZ, --check --diff): the interface as Ansible calls it."""
-    cmd = [ANSIBLE, "localhost", "-c", "local", "-m", "gpulab.rocm.apt_packages", "-a", json.dumps(args), "--check",
-           "--diff"]
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="0")
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180, check=False).stdout
-    return json.loads(out)["plays"][0]["tasks"][0]["hosts"]["localhost"]
-
-
 def test_an_installed_package_at_its_version_changes_nothing():
     version = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "dpkg"], capture_output=True, text=True,
                              check=True).stdout
-    result = run_through_ansible({"install": ["dpkg=%s" % version, "apt"], "holds": {"dpkg": "install"}})
+    result = run_through_ansible("gpulab.rocm.apt_packages",
+                                 {"install": ["dpkg=%s" % version, "apt"], "holds": {"dpkg": "install"}})
     assert result["changed"] is False and not result.get("failed"), result
     assert result["packages"]["dpkg"] == ["ii", version]
     assert "simulation" not in result

@@ -5,23 +5,17 @@ Run in check mode, so that nothing on this machine changes: the key checks come 
 which it downloads with."""
 
 import http.server
-import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 
 from ansible_collections.gpulab.rocm.plugins.modules import apt_source
-from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import run_main
+from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import ANSIBLE, run_main, run_through_ansible
 
 GPG = shutil.which("gpg")
-# The ansible next to this Python (the project's .venv) when it is not on PATH, so `make test` runs these too.
-ANSIBLE = shutil.which("ansible") or shutil.which("ansible", path=os.path.dirname(sys.executable))
-COLLECTIONS = Path(__file__).resolve().parents[7]
 needs_tools = pytest.mark.skipif(GPG is None or ANSIBLE is None, reason="needs gpg and ansible")
 AMD = "CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"
 
@@ -31,21 +25,12 @@ def run_module(args):
     return run_main(apt_source.main, dict({"refresh": "never"}, **args), check_mode=True, diff=True)
 
 
-def run_through_ansible(args):
-    """apt_source through ansible itself (AnsiballZ, --check --diff): the interface as Ansible calls it."""
-    cmd = [ANSIBLE, "localhost", "-c", "local", "-m", "gpulab.rocm.apt_source", "-a",
-           json.dumps(dict({"refresh": "never"}, **args)), "--diff", "--check"]
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_LOCALHOST_WARNING="0")
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180, check=False).stdout
-    return json.loads(out)["plays"][0]["tasks"][0]["hosts"]["localhost"]
-
-
 @needs_tools
 def test_a_trusted_key_would_be_installed_and_nothing_is_written_in_check_mode(key, tmp_path):
     path, fpr, _binary = key
     keyring = tmp_path / "rocm.gpg"
-    result = run_through_ansible({"key_url": path.as_uri(), "keyring": str(keyring), "fingerprints": [fpr]})
+    result = run_through_ansible("gpulab.rocm.apt_source", {"refresh": "never", "key_url": path.as_uri(),
+                                                           "keyring": str(keyring), "fingerprints": [fpr]})
     assert result["changed"] and result["fingerprints"] == [fpr] and result["changed_files"] == [str(keyring)]
     assert not keyring.exists()
 
