@@ -112,7 +112,7 @@ def test_playbook_by_collection_name_configures_the_repository(user, mirror):
     out, changed = play(user, "gpulab.rocm.site", "--tags", "repo")
     assert changed > 0
     installed = user.collections / "ansible_collections" / "gpulab" / "rocm"
-    assert "TASK [gpulab.rocm.rocm_preflight : Probe the node and check it]" in out
+    assert "TASK [Probe the node, plan every phase, and stop it when any phase refuses]" in out
     assert "TASK [gpulab.rocm.rocm_repo : " in out
     assert str(installed / "roles" / "rocm_repo" / "tasks" / "apply.yml") in out  # the role's tasks, from there
     assert str(ROOT) not in out
@@ -131,7 +131,8 @@ def test_playbook_by_collection_name_configures_the_repository(user, mirror):
 def test_role_by_full_name_gives_the_users_their_groups(user):
     out, changed = play(user, "access.yml")
     assert changed > 0
-    assert "TASK [gpulab.rocm.rocm_access : Create the GPU groups where missing and add the GPU users to them]" in out
+    assert ("TASK [gpulab.rocm.rocm_access : Create the GPU groups, add the GPU users to them, and write "
+            "adduser.conf]") in out
     assert set(in_node("id -nG alice").split()) >= {"video", "render"}
     conf = in_node("cat /etc/adduser.conf")
     assert 'ADD_EXTRA_GROUPS=1\nEXTRA_GROUPS="video render"\n# END gpulab.rocm' in conf

@@ -21,8 +21,8 @@ def test_each_phase_tag_runs_alone_and_changes_nothing(tags):
     run = runs.playbook("site.yml", NODE, tags=tags)
     assert run.rc == 0, run
     assert run.changed(NODE) == 0, run
-    # The probe and the preflight check run under every phase tag.
-    assert "TASK [rocm_preflight : Probe the node and check it]" in run.output, run
+    # The pass (the probe, the preflight check, the tagged phase's plan, the gate) runs under every phase tag.
+    assert "TASK [Probe the node, plan every phase, and stop it when any phase refuses]" in run.output, run
 
 
 def mirror_requests(marker):

@@ -202,7 +202,8 @@ def test_check_mode_writes_nothing():
                         {"rocm_metrics_interval": "2min", "rocm_metrics_amd_exporter_port": 19616}, check=True,
                         tags="metrics")
     assert run.rc == 0 and run.changed("molecule-hw-navi22") > 0 and run.changed("molecule-hw-mi250x") > 0, run
-    assert run.changed_tasks() == ["rocm_metrics : Write the writer's configuration and the units"], run
+    writes = "rocm_metrics : Write the writer's folders, code, configuration, units and command"
+    assert run.changed_tasks() == [writes], run
     assert "+OnUnitActiveSec=2min" in run.output, run  # the diff of the timer that would change
     assert '+  "ServerPort": 19616' in run.output, run  # and of AMD's exporter's config on the MI250X
     # The note, as the YAML callback prints it (folded lines, quotes doubled).

@@ -105,14 +105,14 @@ def tagged(phases, inherited, only_tags, skip_tags):
     that it runs under any tag; a run whose tags select no phase gets none."""
     only, skip, inherited = set(only_tags or ()), set(skip_tags or ()), set(inherited or ())
 
-    def runs(tag, only_tags=only):
+    def runs(tag, only_tags):
         return _runs(set([tag]) | inherited, only_tags, skip)
 
-    roles = [phase for phase in phases if phase not in NOT_ROLES and runs(phase)]
+    roles = [phase for phase in phases if phase not in NOT_ROLES and runs(phase, only)]
     chosen = []
     for phase in phases:
         if phase == 'preflight':
-            selected = runs(phase) or (bool(roles) and runs(phase, set(['all'])))
+            selected = runs(phase, only) or (bool(roles) and runs(phase, set(['all'])))
         elif phase == 'maintenance':
             selected = bool(roles)
         else:

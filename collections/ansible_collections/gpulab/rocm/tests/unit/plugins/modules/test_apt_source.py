@@ -29,8 +29,8 @@ def run_module(args):
 def test_a_trusted_key_would_be_installed_and_nothing_is_written_in_check_mode(key, tmp_path):
     path, fpr, _binary = key
     keyring = tmp_path / "rocm.gpg"
-    result = run_through_ansible("gpulab.rocm.apt_source", {"refresh": "never", "key_url": path.as_uri(),
-                                                           "keyring": str(keyring), "fingerprints": [fpr]})
+    args = {"refresh": "never", "key_url": path.as_uri(), "keyring": str(keyring), "fingerprints": [fpr]}
+    result = run_through_ansible("gpulab.rocm.apt_source", args)
     assert result["changed"] and result["fingerprints"] == [fpr] and result["changed_files"] == [str(keyring)]
     assert not keyring.exists()
 

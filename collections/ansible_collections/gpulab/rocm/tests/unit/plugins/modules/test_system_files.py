@@ -96,7 +96,7 @@ def test_a_folder_others_can_write_to_is_refused_before_the_groups_change(tmp_pa
 @pytest.mark.skipif(ANSIBLE is None, reason="needs ansible")
 def test_through_ansible_check_mode_writes_nothing(tmp_path):
     path = tmp_path / "rocm.sh"
-    result = run_through_ansible("gpulab.rocm.system_files", {"files": {str(path): "export ROCM_PATH=/opt/rocm\n"},
-                                                             "groups": [MISSING_GROUP]})
+    args = {"files": {str(path): "export ROCM_PATH=/opt/rocm\n"}, "groups": [MISSING_GROUP]}
+    result = run_through_ansible("gpulab.rocm.system_files", args)
     assert result["changed"] and result["changed_files"] == [str(path)] and result["created"] == [MISSING_GROUP]
     assert not path.exists()
