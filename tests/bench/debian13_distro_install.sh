@@ -2,17 +2,22 @@
 # Debian 13's own ROCm packages installed for real with the role's default list (rocm_install_source: distro), on a
 # fresh Debian 13 container from Debian's archive: about 316 MB downloaded and 3 GB unpacked (librocblas0 alone is
 # 2.2 GB), too much for the test command's budget, where the distro scenario installs a shorter list and resolves
-# the default one with apt's simulation (docs/releases.md). Run by hand; the figures go into docs/releases.md.
+# the default one with apt's simulation (docs/releases.md). Run by hand; the figures go into docs/lifecycle.md.
+# Then the same packages by raw commands (apt-get update and one apt-get install of exactly what site.yml asked for)
+# in another fresh container, and a second pair (site.yml cold, raw commands) on fresh containers, so that each side
+# has a run after the archive's caches were warm: the cold/raw ratio with real package sizes (docs/performance.md).
 #   tests/bench/debian13_distro_install.sh OUTDIR
-# Needs the test command's set-up (the gpulab/debian:trixie image, the venv) and Debian's archive.
+# Needs the test command's set-up (the gpulab/debian:trixie image, the venv) and Debian's archive; about 12 GB of
+# disk while it runs.
 set -euo pipefail
 out=${1:?usage: $0 OUTDIR}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 name=gpulab-distro-install
 mkdir -p "$out"
-docker rm -f "$name" >/dev/null 2>&1 || true
-docker run -d --name "$name" --hostname "$name" --network host gpulab/debian:trixie sleep infinity >/dev/null
-trap 'docker rm -f "$name" >/dev/null 2>&1' EXIT
+fresh() { docker rm -f "$1" >/dev/null 2>&1 || true
+          docker run -d --name "$1" --hostname "$1" --network host gpulab/debian:trixie sleep infinity >/dev/null; }
+fresh "$name"
+trap 'docker rm -f "$name" $name-raw1 $name-raw2 $name-again >/dev/null 2>&1' EXIT
 cat > "$out/hosts.yml" <<INV
 ---
 all:
@@ -45,4 +50,31 @@ docker exec "$name" bash -c 'dpkg-query -W -f "\${Package} \${Version} \${Instal
   hipcc --version 2>&1 | head -3; rocminfo 2>&1 | tail -3; echo "python3-apt: $(dpkg -s python3-apt >/dev/null 2>&1 && echo present || echo absent)"' \
   > "$out/installed.txt" 2>&1
 cat "$out/installed.txt" >> "$out/summary.txt"
+
+# The raw floor: the packages site.yml asked for (apt marks them manual), installed by name in a fresh container.
+fresh $name-raw1
+wanted=$(comm -13 <(docker exec $name-raw1 apt-mark showmanual | sort) <(docker exec "$name" apt-mark showmanual | sort) \
+  | tr '\n' ' ')
+raw() {  # raw CONTAINER: apt-get update and one apt-get install, timed
+  local start; start=$(date +%s.%N)
+  docker exec "$1" bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    --no-install-recommends $wanted >/dev/null" > "$out/$1.log" 2>&1
+  echo "raw commands in $1: $(echo "$(date +%s.%N) - $start" | bc) s for: $wanted" | tee -a "$out/summary.txt"
+}
+raw $name-raw1
+same() { diff <(docker exec "$1" dpkg-query -W -f '${Package}=${Version}\n' | sort) \
+              <(docker exec "$2" dpkg-query -W -f '${Package}=${Version}\n' | sort) >/dev/null && echo equal || echo differ; }
+echo "package sets of site.yml's container and the raw one: $(same "$name" $name-raw1)" | tee -a "$out/summary.txt"
+docker rm -f "$name" $name-raw1 >/dev/null
+# The second pair, the archive's caches warm for both.
+fresh $name-again
+sed "s/$name:/$name-again:/" "$out/hosts.yml" > "$out/hosts-again.yml"
+ansible-playbook -i "$out/hosts-again.yml" molecule/shared/prepare.yml > "$out/prepare-again.log" 2>&1
+start=$(date +%s.%N)
+ansible-playbook -i "$out/hosts-again.yml" site.yml > "$out/site-again.log" 2>&1
+echo "site.yml cold again on $name-again: $(echo "$(date +%s.%N) - $start" | bc) s; $(grep -E "^$name-again +: ok=" \
+  "$out/site-again.log")" | tee -a "$out/summary.txt"
+fresh $name-raw2
+raw $name-raw2
+echo "package sets of site.yml's container and the raw one: $(same $name-again $name-raw2)" | tee -a "$out/summary.txt"
 sed -i "s#$root#<checkout>#g; s#$out#<out>#g" "$out"/*.log "$out"/*.txt "$out/hosts.yml"
