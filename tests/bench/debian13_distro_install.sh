@@ -90,4 +90,5 @@ docker rm -f $name-again >/dev/null
 fresh $name-raw2
 raw $name-raw2
 echo "package sets of site.yml's container and the raw one: $(same $name-again $name-raw2)" | tee -a "$out/summary.txt"
-sed -i "s#$root#<checkout>#g; s#$out#<out>#g" "$out"/*.log "$out"/*.txt "$out/hosts.yml"
+sed -i -E "s#$root#<checkout>#g; s#$out#<out>#g; s#/home/([a-z_][a-z0-9_-]*)#~\1#g" "$out"/*.log "$out"/*.txt \
+  "$out/hosts.yml"

@@ -116,8 +116,10 @@ check "after uninstall: /etc/apt, dpkg, profile.d, linker, adduser.conf, dotfile
 check "python3-apt still absent at the end" bash -c '! dpkg -s python3-apt >/dev/null 2>&1'
 # What lifecycle.md says stays: the user's group memberships (and apt's lists of the removed sources).
 id "$GPU_USER" > "$OUT/groups-after.txt"; ls /var/lib/apt/lists > "$OUT/apt-lists-after.txt"
-# Logs name the checkout's path and the loopback port; nothing else to scrub (the machine has no route out).
-sed -i "s#$PWD#<checkout>#g; s#$OUT#<out>#g; s#127.0.0.1:$(cat /tmp/mirror.port)#127.0.0.1:PORT#g" \
+# Logs name the checkout's path, the loopback port, home folders, the image's PyTorch venv and the Ubuntu archive
+# the host cannot reach: placeholders for each (tests/release/test_committed_logs.py holds the committed copies to it).
+sed -i -E "s#$PWD#<checkout>#g; s#$OUT#<out>#g; s#127.0.0.1:$(cat /tmp/mirror.port)#127.0.0.1:PORT#g;
+  s#/root/#~root/#g; s#/home/([a-z_][a-z0-9_-]*)#~\1#g; s#/opt/torch#<torch>#g; s#archive\.ubuntu\.com#UBUNTU-ARCHIVE#g" \
   "$OUT"/*.log "$OUT"/*.txt 2>/dev/null
 cat "$OUT/summary.txt"
 exit $failed
