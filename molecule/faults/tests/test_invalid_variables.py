@@ -1,8 +1,9 @@
 """Bad inputs of every phase are refused at the gate, before any change: real site.yml runs on a container that was
 never converged (molecule-faults-fresh), each with its bad input, and a snapshot of every file, /etc's and /opt's
 contents, dpkg's status and selections before and after. The host is refused before any change, so the next case
-starts from the same fresh host (a case's own setup is undone after it)."""
+starts from the same fresh host (a case's own setup is undone after it). The same for system_files' own refusals."""
 
+import json
 import os
 import sys
 
@@ -134,4 +135,27 @@ def test_a_report_variable_of_the_wrong_type_is_refused_before_the_report(host, 
     assert ("variables that do not match the role's meta/argument_specs.yml: argument "
             "'rocm_report_fail_on_problems' is of type str and we were unable to convert to bool") in message, run
     assert not dest.exists()
+    assert runs.differences(before, after) == []
+
+
+# system_files refuses before it makes a folder, a group or a file (the roles' writes of a phase are one module run):
+# a path given under two options, and a member that is no user.
+SYSTEM_FILES_REFUSALS = [
+    ("a path given twice", {"files": {"/etc/gpulab-refusal.conf": "a\n"},
+                            "executables": {"/etc/gpulab-refusal.conf": "b\n"}},
+     "/etc/gpulab-refusal.conf is given twice (executables). Nothing was changed."),
+    ("a member that is no user", {"members": {"nosuchuser": ["video"]}, "files": {"/etc/gpulab-refusal.conf": "a\n"}},
+     "These users do not exist: nosuchuser. Create them first. Nothing was changed."),
+]
+
+
+@pytest.mark.parametrize("args, message", [c[1:] for c in SYSTEM_FILES_REFUSALS],
+                         ids=[c[0] for c in SYSTEM_FILES_REFUSALS])
+def test_system_files_refuses_before_any_change(host, args, message):
+    before = snapshot(host)
+    module_args = dict(args, dirs=["/opt/gpulab-refusal"], groups=["gpulabrefusal"])
+    with pytest.raises(host.ansible.AnsibleException) as refused:
+        host.ansible("gpulab.rocm.system_files", json.dumps(module_args), check=False)
+    after = snapshot(host)
+    assert refused.value.result["msg"] == message, refused.value.result
     assert runs.differences(before, after) == []

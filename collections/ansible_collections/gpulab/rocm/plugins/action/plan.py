@@ -97,6 +97,7 @@ class ActionModule(ActionBase):
                           ansible_facts={'gpulab_node': {'run': run}})
             return result
         roles = dict((role.get_name(include_role_fqcn=False), role) for role in play.get_roles())
+        inputs = _stack_inputs(self._templar, task_vars)
         node = dict(node, run=run, **{'pass': {}})
         for phase in chosen:
             name = 'rocm_%s' % phase
@@ -105,22 +106,19 @@ class ActionModule(ActionBase):
                     'the plan pass names %s, but this play does not import the role %s, whose variables the pass '
                     'reads: import it in the play (ansible.builtin.import_role, tags: [never]; docs/plan-contract.md)'
                     % (phase, name))
-            inputs = dict((key, self._templar.template(task_vars.get(var % name) or {}))
-                          for key, var in (('wanted', WANTED_VAR), ('probe', PROBE_VAR)))
-            planned = self._plan({}, dict(inputs, phase=phase, refresh=['all'] if phase == 'preflight' else []),
-                                 node, run, task_vars, roles[name], in_pass=True)
+            role_inputs = dict((key, self._templar.template(task_vars.get(var % name) or {}))
+                               for key, var in (('wanted', WANTED_VAR), ('probe', PROBE_VAR)))
+            planned = self._plan({}, dict(role_inputs, phase=phase, refresh=['all'] if phase == 'preflight' else []),
+                                 node, run, task_vars, roles[name], in_pass=True, inputs=inputs)
             node = (planned.get('ansible_facts') or {}).get('gpulab_node') or node
         return self._gate(result, node, task_vars)
 
-    def _plan(self, result, args, node, run, task_vars, role, in_pass=False):
+    def _plan(self, result, args, node, run, task_vars, role, in_pass=False, inputs=None):
         """Plan args['phase'] for this host (role: the Role whose variables it checks, or None): the pass's plan
-        where it still holds, else a new one. in_pass: a refusal is kept for the gate."""
-        try:
-            inputs = stack.resolve(dict((name, self._templar.template(task_vars[name]))
-                                        for name in stack.DEFAULTS if name in task_vars))
-        except stack.StackError as exc:
-            raise AnsibleActionFail(str(exc))
-
+        where it still holds, else a new one. in_pass: a refusal is kept for the gate. inputs: the stack-wide
+        inputs where the caller resolved them already (the pass, once for all its phases)."""
+        if inputs is None:
+            inputs = _stack_inputs(self._templar, task_vars)
         phase = args['phase']
         node = dict((key, value) for key, value in node.items() if key not in EPHEMERAL_SECTIONS)
         host = {'name': task_vars.get('inventory_hostname'),
@@ -209,9 +207,8 @@ class ActionModule(ActionBase):
         result.update(changed=False, planned=plan_pass.get('order') or [], refusals=plan_pass.get('refusals') or {},
                       notices=passes.notices(plan_pass))
         try:
-            release = stack.resolve(dict((name, self._templar.template(task_vars[name]))
-                                         for name in stack.DEFAULTS if name in task_vars))['version']
-        except stack.StackError:
+            release = _stack_inputs(self._templar, task_vars)['version']
+        except AnsibleActionFail:
             release = None
         message = passes.gate_message(task_vars.get('inventory_hostname'), release, plan_pass)
         if message:
@@ -272,6 +269,15 @@ def main_options(path):
     with open(path, 'rb') as handle:
         specs = yaml.load(handle, Loader=_SPEC_LOADER) or {}
     return ((specs.get('argument_specs') or {}).get('main') or {}).get('options') or {}
+
+
+def _stack_inputs(templar, task_vars):
+    """The stack-wide inputs from the host's variables, their defaults applied (a bad one fails the task)."""
+    try:
+        return stack.resolve(dict((name, templar.template(task_vars[name]))
+                                  for name in stack.DEFAULTS if name in task_vars))
+    except stack.StackError as exc:
+        raise AnsibleActionFail(str(exc))
 
 
 def _digest(value):

@@ -180,3 +180,26 @@ def test_a_role_switched_off_applies_only_with_work_of_its_own():
     assert run["off"] == ["containers"]
     # Planned again, on: it follows the change again.
     assert plan_pass.applies(plan_pass.record(run, "containers", work=False)) == ["sdk", "env", "containers"]
+
+
+def ansible_runs(tags, only, skip):
+    """Ansible's own decision for a task with these tags (ansible.playbook.taggable.Taggable.evaluate_tags)."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.playbook.block import Block
+    from ansible.playbook.play import Play
+    from ansible.playbook.task import Task
+    task = Task(block=Block(play=Play.load({"hosts": "all", "tasks": []}, loader=DataLoader())))
+    task.tags = sorted(tags)
+    return task.evaluate_tags(only, skip, {})
+
+
+def test_a_role_s_phase_is_chosen_exactly_as_ansible_chooses_a_task_with_its_tags():
+    # Every combination of the run's tags that the pass can meet, against the ansible-core installed here.
+    choices = [set(), {"all"}, {"sdk"}, {"repo"}, {"provision"}, {"tagged"}, {"never"}, {"always"}, {"sdk", "repo"},
+               {"facts"}]
+    for inherited in (set(), {"provision"}, {"never"}):
+        for only in choices:
+            for skip in choices:
+                expected = ansible_runs({"sdk"} | inherited, only, skip)
+                assert (plan_pass.tagged(["sdk"], inherited, only, skip) == ["sdk"]) == expected, (inherited, only,
+                                                                                                    skip)
