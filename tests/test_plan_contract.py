@@ -1,4 +1,4 @@
-"""The contract between the planner and the roles (module_utils/planner.py CONTRACT, docs/plan-contract.md): every
+"""The contract between the planner and the roles (module_utils/planning/planner.py CONTRACT, docs/plan-contract.md): every
 key a role reads from a registered plan is declared for its phase, every declared key is read by a role, and the
 plan module's RETURN is the table's (tests/tools/plan_return.py)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import planner
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import planner
 
 ROOT = Path(__file__).resolve().parents[1]
 ROLES = ROOT / "roles"

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import stack
 
 ROOT = Path(__file__).resolve().parents[2]
 AWX = ROOT / "playbooks" / "awx"

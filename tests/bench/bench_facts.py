@@ -144,10 +144,10 @@ def _p95(samples):
 
 
 def parse_figures(runs):
-    from ansible_collections.gpulab.rocm.plugins.module_utils.amd_smi import parse_amd_smi
-    from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
-    from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_smi import parse_rocm_smi
-    from ansible_collections.gpulab.rocm.plugins.module_utils.rocminfo import parse_rocminfo
+    from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.amd_smi import parse_amd_smi
+    from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci
+    from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocm_smi import parse_rocm_smi
+    from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocminfo import parse_rocminfo
 
     print('\nParse time, mean of {0} runs (budget {1} ms):'.format(runs, PARSE_BUDGET_MS))
     print('  {0:<72} {1:>7} {2:>9} {3:>8}'.format('input', 'bytes', 'mean ms', 'stdev'))
@@ -184,7 +184,7 @@ def parse_figures(runs):
 
 
 def module_figures(largest, runs, tools):
-    from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_smi import JSON_ARGS
+    from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocm_smi import JSON_ARGS
 
     amd_smi_calls = [['static', '--json'], ['metric', '--json'], ['list', '--json']]
     print('\nModule run vs the tool\'s own run, {0} interleaved runs each, ms; ratio of medians (budget {1}x):'.format(

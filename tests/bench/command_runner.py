@@ -6,7 +6,7 @@ probe runs most: a program under coreutils' timeout. Figures, not assertions (do
 
 run_command waits a whole second more when the process exits between its two checks after both pipes closed;
 coreutils' timeout closes them before it exits, so some runs take a second longer. process_run
-(module_utils/_facts_common.py, what node_probe and the facts modules run) reads through subprocess.communicate.
+(module_utils/parsers/_facts_common.py, what node_probe and the facts modules run) reads through subprocess.communicate.
 """
 
 import argparse
@@ -17,7 +17,7 @@ import time
 
 from ansible.module_utils import basic
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import process_run
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import process_run
 
 
 def timed(run, argv, runs):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILDER = ROOT / "collections/ansible_collections/gpulab/rocm/tests/unit/sysfs_tree.py"

@@ -12,7 +12,7 @@ import subprocess
 
 import yaml
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import metrics_textfile
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import metrics_textfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = os.path.join(HERE, '..', '..', 'roles', 'rocm_metrics', 'files')

@@ -2,12 +2,12 @@
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """docs/metrics.md's table of gpulab metrics and AMD's exporter fields uses AMD's real names (its published list,
-module_utils/amd_exporter_fields.py)."""
+module_utils/planning/amd_exporter_fields.py)."""
 
 import os
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import amd_exporter_fields
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import amd_exporter_fields
 
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'docs', 'metrics.md')
 

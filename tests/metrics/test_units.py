@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import plan_metrics, planner
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_metrics, planner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURE = os.path.join(HERE, '..', '..', 'collections', 'ansible_collections', 'gpulab', 'rocm', 'tests', 'unit',

@@ -1,5 +1,5 @@
-"""The fleet report (module_utils/fleet_report.py) over what the probe reads for real captured outputs: the
-probe's own tool readers (module_utils/gpu_tools.py) answered with the captures the test containers print (the
+"""The fleet report (module_utils/planning/fleet_report.py) over what the probe reads for real captured outputs: the
+probe's own tool readers (module_utils/parsers/gpu_tools.py) answered with the captures the test containers print (the
 collection's fixture store, which the fixture mirror's profiles name), so these records are the ones rocm_report and
 rocm_verify build on those containers."""
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report as report
-from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_tools
-from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report as report
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gpu_tools
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci
 from ansible_collections.gpulab.rocm.tests.unit import sysfs_tree
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture as capture
 
@@ -270,7 +270,7 @@ def test_the_health_verdict_and_failing_checks(tmp_path):
 
     import jinja2
 
-    from ansible_collections.gpulab.rocm.plugins.module_utils import health_run
+    from ansible_collections.gpulab.rocm.plugins.module_utils.node import health_run
     data = tmp_path / "health.json"
     data.write_text(json.dumps({"sysfs_root": str(no_pci(tmp_path) and tmp_path / "empty-sys"), "gpu_count": 1,
                                 "node_class": "<i>mi</i>"}))

@@ -91,7 +91,7 @@ def _changed(run):
 
 @pytest.mark.skipif(not ANSIBLE_PLAYBOOK.exists(), reason="ansible-playbook is not beside this python")
 def test_one_task_writes_the_report_records_the_figures_and_shows_the_summary(tmp_path):
-    # gpulab.rocm.fleet_report, as the role runs it: the JSON is the report of module_utils/fleet_report.py, the
+    # gpulab.rocm.fleet_report, as the role runs it: the JSON is the report of module_utils/planning/fleet_report.py, the
     # host without a record is listed with a problem, the figures go to set_stats, a second run changes nothing
     # and check mode writes nothing.
     record = base.report.host_record(base.node(tmp_path, tools={"rocminfo": base.rocminfo(

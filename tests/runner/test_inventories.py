@@ -1,5 +1,5 @@
 """Every variable the inventories set is one the project reads: a role option (meta/argument_specs.yml), a
-stack-wide input (module_utils/stack.py), a variable playbooks read with a default (`gpulab_serial | default(0)`), a
+stack-wide input (module_utils/planning/stack.py), a variable playbooks read with a default (`gpulab_serial | default(0)`), a
 connection variable, or the test fixture's profile. A misspelt variable in group_vars is otherwise silently ignored."""
 
 import json
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import stack
 
 ROOT = Path(__file__).resolve().parents[2]
 INVENTORIES = ["inventories/lab/hosts.yml", "inventories/local/hosts.yml", "tests/runner/inventory"]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Render the RETURN documentation of the gpulab.rocm.plan module from the planner's contract table
-(module_utils/planner.py CONTRACT and COMMON_KEYS), between markers in plugins/modules/plan.py, so that
+(module_utils/planning/planner.py CONTRACT and COMMON_KEYS), between markers in plugins/modules/plan.py, so that
 `ansible-doc gpulab.rocm.plan` shows every key a role may read. `--check` exits 1 when it is stale (run by the
 tests)."""
 
@@ -13,7 +13,7 @@ import generated_block  # beside this file
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "collections"))
-from ansible_collections.gpulab.rocm.plugins.module_utils import planner  # noqa: E402
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import planner
 
 MODULE = ROOT / "collections" / "ansible_collections" / "gpulab" / "rocm" / "plugins" / "modules" / "plan.py"
 BEGIN = "# BEGIN generated from planner.CONTRACT (tests/tools/plan_return.py)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Render the stack-wide inputs (module_utils/stack.py) and each role's variables (meta/argument_specs.yml) into
+"""Render the stack-wide inputs (module_utils/planning/stack.py) and each role's variables (meta/argument_specs.yml) into
 docs/roles.md (between markers), so the page cannot drift from them. `--check` exits 1 when it is stale (run
 by the tests)."""
 
@@ -10,7 +10,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "collections"))
-from ansible_collections.gpulab.rocm.plugins.module_utils import stack  # noqa: E402  (the collection in this tree)
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import stack
 import generated_block  # noqa: E402  (beside this file)
 
 BEGIN, END = "<!-- BEGIN role variables (tests/tools/role_docs.py) -->", "<!-- END role variables -->"
@@ -23,7 +23,7 @@ def cell(value):
 def render():
     out = ["### Stack-wide inputs", "",
            "Read by every role (through `gpulab.rocm.plan`); declared once, in the collection's "
-           "`plugins/module_utils/stack.py`.", "", "| Variable | Default | Description |", "|---|---|---|"]
+           "`plugins/module_utils/planning/stack.py`.", "", "| Variable | Default | Description |", "|---|---|---|"]
     for name, default, description in stack.INPUTS:
         out.append(f"| `{name}` | `{default!r}` | {cell(description)} |")
     out.append("")

@@ -1,5 +1,5 @@
 """ROCm 7's driver under its own number: a driver directory too old for the release is refused before any change,
-with the release table's answer (module_utils/rocm_release.py), on the host that wants the driver."""
+with the release table's answer (module_utils/planning/rocm_release.py), on the host that wants the driver."""
 
 import os
 import sys

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpulab.rocm.fleet_report: build the fleet report from each host's record, write it on the controller, record
 its per-host figures for AWX and show its summary, in one task (docs in plugins/modules/fleet_report.py). Glue only:
-the report is module_utils/fleet_report.py's, the page Ansible's own template lookup renders, the files are written
+the report is module_utils/planning/fleet_report.py's, the page Ansible's own template lookup renders, the files are written
 as gpulab.rocm.controller_files writes them."""
 
 from __future__ import absolute_import, division, print_function
@@ -16,7 +16,7 @@ from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import lookup_loader
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report as impl, plan_pass as passes
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report as impl, plan_pass as passes
 
 
 class ActionModule(ActionBase):

@@ -3,9 +3,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpulab.rocm.plan: probe the node once, then plan one phase (docs in plugins/modules/plan.py).
 
-Glue only: the stack-wide inputs come from the host's variables (module_utils/stack.py declares them), the node's
+Glue only: the stack-wide inputs come from the host's variables (module_utils/planning/stack.py declares them), the node's
 state from gpulab.rocm.node_probe (kept as the host fact gpulab_node, marked with this run so that a fact cache
-never serves an older run's probe), the decisions from module_utils/planner.py.
+never serves an older run's probe), the decisions from module_utils/planning/planner.py.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,8 +21,8 @@ import yaml
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import plan_pass as passes, planner, role_spec, stack
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_pass as passes, planner, role_spec, stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
 
 # Read again for every planning call that needs them: valid only at that moment.
 EPHEMERAL_SECTIONS = ('candidates', 'autoremove', 'fix_broken')

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gpulab.rocm.health_failures (documentation: health_failures.yml beside this file): a thin wrapper of module_utils/health.py."""
+"""gpulab.rocm.health_failures (documentation: health_failures.yml beside this file): a thin wrapper of module_utils/node/health.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +10,7 @@ __metaclass__ = type
 import json
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpulab.rocm.plugins.module_utils import health as impl
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import health as impl
 
 
 def health_failures(result):

@@ -2,7 +2,7 @@
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpulab.rocm.metrics_file_sd (documentation: metrics_file_sd.yml beside this file): a thin wrapper of
-module_utils/plan_metrics.py's file_sd_targets, over the hosts' variables."""
+module_utils/planning/plan_metrics.py's file_sd_targets, over the hosts' variables."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +10,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible_collections.gpulab.rocm.plugins.module_utils import plan_metrics as impl
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_metrics as impl
 
 
 def metrics_file_sd(hosts):

@@ -108,9 +108,9 @@ import hashlib
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpulab.rocm.plugins.module_utils.download import DEFAULT_LIMIT, bounded_download
-from ansible_collections.gpulab.rocm.plugins.module_utils.root_files import write_atomic
-from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt.download import DEFAULT_LIMIT, bounded_download
+from ansible_collections.gpulab.rocm.plugins.module_utils.host.root_files import write_atomic
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt.openpgp import (
     primary_fingerprints,
     trusted_fingerprints,
     trusted_keyring,

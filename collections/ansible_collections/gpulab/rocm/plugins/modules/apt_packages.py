@@ -174,9 +174,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import apt_packages as ap
-from ansible_collections.gpulab.rocm.plugins.module_utils.apt_errors import classify
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_packages import parse_madison
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt import apt_packages as ap
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt.apt_errors import classify
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_packages import parse_madison
 
 LISTS = '/var/lib/apt/lists'
 

@@ -138,13 +138,13 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils.download import bounded_download
-from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt.download import bounded_download
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt.openpgp import (
     expired_keys, primary_fingerprints, trusted_fingerprints, trusted_keyring,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.apt_errors import classify
-from ansible_collections.gpulab.rocm.plugins.module_utils.root_files import write_atomic
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt.apt_errors import classify
+from ansible_collections.gpulab.rocm.plugins.module_utils.host.root_files import write_atomic
 
 ALLOWED_DIRS = ('/etc/apt/sources.list.d/', '/etc/apt/preferences.d/')
 

@@ -265,8 +265,8 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import clean_facts
-from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import clean_facts
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci
 
 
 def main():

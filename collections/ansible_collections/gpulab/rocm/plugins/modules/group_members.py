@@ -64,7 +64,7 @@ added:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpulab.rocm.plugins.module_utils import groups as system_groups
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import groups as system_groups
 
 
 def main():

@@ -178,19 +178,19 @@ import tempfile
 import time
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
     TOOL_DIRS, ToolTimeout, process_run, timed_run, utf8_notice, valid_utf8,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import read_all
-from ansible_collections.gpulab.rocm.plugins.module_utils.health_run import read_recorded_count, read_result as read_health_result
-from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gpu_tools import read_all
+from ansible_collections.gpulab.rocm.plugins.module_utils.node.health_run import read_recorded_count, read_result as read_health_result
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt.openpgp import (
     dearmor, expired_keys, primary_fingerprints, trusted_keyring,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci, read_cpu_topology
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_packages import parse_madison
-from ansible_collections.gpulab.rocm.plugins.module_utils.slurm_conf import parse_scontrol_nodes, split_line, words_to_dict
-from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci, read_cpu_topology
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_packages import parse_madison
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import parse_scontrol_nodes, split_line, words_to_dict
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import driver_wanted
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
             'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm',
@@ -531,7 +531,7 @@ def running_daemons(proc_root, names, owners):
 
 
 def _in_container():
-    from ansible_collections.gpulab.rocm.plugins.module_utils.pci import detect_container
+    from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import detect_container
     return detect_container('/', '/proc')[0]
 
 

@@ -224,11 +224,11 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
     TOOL_DIRS, ParseError, ToolTimeout, clean_facts, facts_from_src, timeout_message, tool_run,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import empty_rocm_smi, read_rocm_smi
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_smi import parse_rocm_smi
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gpu_tools import empty_rocm_smi, read_rocm_smi
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocm_smi import parse_rocm_smi
 
 
 def main():

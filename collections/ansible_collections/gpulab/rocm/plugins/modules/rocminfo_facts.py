@@ -221,11 +221,11 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
     TOOL_DIRS, ParseError, ToolTimeout, clean_facts, facts_from_src, timeout_message, tool_run,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.gpu_tools import empty_rocminfo, read_rocminfo
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocminfo import parse_rocminfo
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gpu_tools import empty_rocminfo, read_rocminfo
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocminfo import parse_rocminfo
 
 
 def main():

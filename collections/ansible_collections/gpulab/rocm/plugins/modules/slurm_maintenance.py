@@ -14,7 +14,7 @@ short_description: Drain a Slurm node, wait for its jobs, reboot it through Slur
 description:
   - The steps of C(playbooks/upgrade.yml) on a Slurm node (docs/health.md, "Maintenance"), run on the node itself
     with C(scontrol) and C(squeue), each call with a timeout. The decisions are in
-    C(module_utils/plan_maintenance.py); the maintenance phase of C(gpulab.rocm.plan) says which steps a node gets.
+    C(module_utils/planning/plan_maintenance.py); the maintenance phase of C(gpulab.rocm.plan) says which steps a node gets.
   - 'O(action=drain) sets the node to DRAIN with O(reason) (it must start with C(gpulab: maintenance:)).'
   - O(action=wait) polls the node's running jobs until none is left, and fails after O(timeout) seconds with a
     message that names the node and the jobs and says what was changed (only the drain).
@@ -102,9 +102,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import plan_maintenance as pm
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import process_run
-from ansible_collections.gpulab.rocm.plugins.module_utils.slurm_conf import parse_scontrol_nodes
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_maintenance as pm
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import process_run
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import parse_scontrol_nodes
 
 BOOT_ID = '/proc/sys/kernel/random/boot_id'
 CALL_TIMEOUT = 30

@@ -148,8 +148,8 @@ import os
 import stat
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpulab.rocm.plugins.module_utils import groups as system_groups
-from ansible_collections.gpulab.rocm.plugins.module_utils.root_files import folder_changes, make_folders, write_atomic
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import groups as system_groups
+from ansible_collections.gpulab.rocm.plugins.module_utils.host.root_files import folder_changes, make_folders, write_atomic
 
 
 def current(path):

@@ -18,7 +18,7 @@ from unittest import mock
 
 from ansible.module_utils import basic
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import _facts_common
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import _facts_common
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'plugins', 'module_utils', 'fixtures')
 

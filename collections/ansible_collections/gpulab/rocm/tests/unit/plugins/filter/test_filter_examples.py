@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import health
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import health
 
 HERE = Path(__file__).resolve().parent
 COLLECTION = HERE.parents[3]

@@ -20,7 +20,7 @@ from ansible_collections.gpulab.rocm.plugins.filter import validation_failures a
 from ansible_collections.gpulab.rocm.plugins.filter import validation_thresholds as thresholds_filter
 from ansible_collections.gpulab.rocm.plugins.filter.validation_failures import validation_failures
 from ansible_collections.gpulab.rocm.plugins.filter.validation_thresholds import validation_thresholds
-from ansible_collections.gpulab.rocm.plugins.module_utils import validation
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import validation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, 'fixtures')

@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import ParseError
-from ansible_collections.gpulab.rocm.plugins.module_utils.amd_smi import parse_amd_smi
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import ParseError
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.amd_smi import parse_amd_smi
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture, fixture_names
 
 MB = 1024 * 1024

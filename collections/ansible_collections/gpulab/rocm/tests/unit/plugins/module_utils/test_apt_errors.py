@@ -13,8 +13,8 @@ import os
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import apt_errors
-from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_packages
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt import apt_errors
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_packages
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "apt")
 

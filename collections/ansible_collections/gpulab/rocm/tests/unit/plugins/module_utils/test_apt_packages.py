@@ -13,8 +13,8 @@ import os
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import apt_errors
-from ansible_collections.gpulab.rocm.plugins.module_utils import apt_packages as ap
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt import apt_errors
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt import apt_packages as ap
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "apt")
 V = "6.2.4.60204-139~22.04"

@@ -1,7 +1,8 @@
 """From ROCm 7 the facts prefer amd-smi over the deprecated rocm-smi, and a host whose release ships no rocm-smi is not
 an error (rocm-reference.md 10). The tool facts are in the shape of the facts modules (docs/facts.md)."""
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report, gpu_tools
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gpu_tools
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report
 
 
 def node(amd_smi_driver, rocm_smi=None):

@@ -30,13 +30,13 @@ hypothesis = pytest.importorskip('hypothesis')
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import gfx, pci  # noqa: E402
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (  # noqa: E402
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gfx, pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (  # noqa: E402
     MAX_NUMBER, ParseError, find_json_start,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.amd_smi import parse_amd_smi  # noqa: E402
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_smi import parse_rocm_smi  # noqa: E402
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocminfo import parse_rocminfo  # noqa: E402
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.amd_smi import parse_amd_smi  # noqa: E402
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocm_smi import parse_rocm_smi  # noqa: E402
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocminfo import parse_rocminfo  # noqa: E402
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture, fixture_names  # noqa: E402
 
 

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import gfx
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gfx
 
 # (device id, gfx target) pairs of reference section 7, every row.
 SECTION_7 = [

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support as gs
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support as gs
 
 
 @pytest.mark.parametrize("gfx, rocm, status, override", [

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_sysfs
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gpu_sysfs
 from ansible_collections.gpulab.rocm.tests.unit import ttar
 
 FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures', 'health')

@@ -21,7 +21,8 @@ import sys
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import amd_smi, gpu_sysfs, health, health_run, pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import health, health_run
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import amd_smi, gpu_sysfs, pci
 from ansible_collections.gpulab.rocm.tests.unit import ttar
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture
 from ansible_collections.gpulab.rocm.tests.unit.sysfs_tree import add_function, add_kfd_node
@@ -297,7 +298,7 @@ def test_device_nodes_pass_and_fail():
 
 
 def test_rocminfo_pass_and_fail_over_captures():
-    from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_tools
+    from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gpu_tools
 
     def facts(name, rc):
         return gpu_tools.read_rocminfo(lambda argv: (rc, fixture(name), ''), lambda tool: '/usr/bin/rocminfo')

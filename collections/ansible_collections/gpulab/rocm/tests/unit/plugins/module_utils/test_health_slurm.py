@@ -11,7 +11,7 @@ __metaclass__ = type
 import json
 import os
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import health, health_slurm
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import health, health_slurm
 
 HEALTHY = {'verdict': 'healthy', 'checks': [health.entry('gpu_count', 'pass', '2 GPU(s) in KFD')]}
 SICK = {'verdict': 'unhealthy', 'checks': [

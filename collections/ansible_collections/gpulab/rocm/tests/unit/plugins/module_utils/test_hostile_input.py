@@ -12,11 +12,11 @@ import time
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    _facts_common as common, gpu_tools, groups, node_state as ns, openpgp, plan_access, plan_containers, plan_driver,
-    plan_env, plan_repo, plan_sdk, plan_slurm, preflight, validation,
-)
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt import openpgp
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import groups, node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import _facts_common as common, gpu_tools
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm, plan_preflight as preflight, validation
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture
 from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils import test_plan as base
 
@@ -186,7 +186,7 @@ def test_user_and_group_names_with_a_newline_are_refused():
 
 
 def test_slurm_node_names_with_a_newline_are_refused():
-    from ansible_collections.gpulab.rocm.plugins.module_utils import slurm_conf
+    from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import slurm_conf
     assert slurm_conf.NODE_NAME_RE.match("gpu01") and not slurm_conf.NODE_NAME_RE.match("gpu01\n")
     assert not slurm_conf.VALUE_RE.match("x\n") and not slurm_conf.HOST_RE.match("10.0.0.1\n")
     assert plan_slurm.sc is slurm_conf

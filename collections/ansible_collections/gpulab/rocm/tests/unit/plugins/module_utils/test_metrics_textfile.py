@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import metrics_textfile as mt
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import metrics_textfile as mt
 from ansible_collections.gpulab.rocm.tests.unit import ttar
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture
 from ansible_collections.gpulab.rocm.tests.unit.sysfs_tree import add_function, add_kfd_node

@@ -4,8 +4,8 @@ and the values it refuses. Lmod and Environment Modules read these files for rea
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import modulefile
-from ansible_collections.gpulab.rocm.plugins.module_utils.modulefile import ModulefileError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import modulefile
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.modulefile import ModulefileError
 
 LOGIN = {"ROCM_PATH": "/opt/rocm", "HSA_OVERRIDE_GFX_VERSION": "10.3.0", "PYTORCH_ROCM_ARCH": "gfx1030"}
 

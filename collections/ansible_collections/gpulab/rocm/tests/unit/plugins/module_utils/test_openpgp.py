@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import openpgp
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt import openpgp
 
 GPG = shutil.which("gpg")
 pytestmark = pytest.mark.skipif(GPG is None, reason="gpg is not installed")

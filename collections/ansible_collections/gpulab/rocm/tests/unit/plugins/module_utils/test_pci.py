@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import pci
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture, fixture_names
 from ansible_collections.gpulab.rocm.tests.unit.sysfs_tree import add_function, add_kfd_node, lspci_links, sysfs_speed
 

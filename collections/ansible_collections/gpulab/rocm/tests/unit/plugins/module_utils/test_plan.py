@@ -7,10 +7,9 @@ import os
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    node_state as ns, plan_access, plan_driver, plan_env, plan_repo, plan_sdk, plan_verify, planner, stack,
-)
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError, sha1
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_access, plan_driver, plan_env, plan_repo, plan_sdk, plan_verify, planner, stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError, sha1
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 CONVERGED = "bookworm-converged-rocm6.2.4-fixture-tools-mi250x.json"
@@ -309,7 +308,7 @@ def test_a_run_that_is_not_root_stops_before_any_change():
     node["os"]["euid"] = 1000
     with pytest.raises(PlanError, match="not root on the host .uid 1000.*become: true"):
         planner.plan("repo", node, repo_wanted(node), inputs())
-    from ansible_collections.gpulab.rocm.plugins.module_utils import preflight
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_preflight as preflight
     verdict = preflight.plan(node, {"gpus_required": False, "unsupported_gpu": "fail", "degraded_link": "warn",
                                     "min_free_gb": 0}, inputs())
     assert any("not root on the host" in problem for problem in verdict["problems"])
@@ -457,7 +456,7 @@ def test_bad_driver_package_names_are_refused_where_the_driver_is_not_wanted_too
 def test_users_files_are_written_through_su_where_the_host_has_no_sudo(tmp_path):
     # Seen on the lent Ubuntu 24.04 host (docs/device-runs.md): no sudo, so becoming a GPU user through sudo failed
     # ("sudo: not found") when the bashrc block was written. The probe says whether sudo is there; the plan picks.
-    from ansible_collections.gpulab.rocm.plugins.module_utils import plan_common
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_common
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc" / "os-release").write_text('ID=ubuntu\nNAME="Ubuntu"\nVERSION_ID="24.04"\n')
     bare = ns.os_facts(str(tmp_path), "6.8.0", "x86_64")

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils import plan_containers, planner, stack
-from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError, sha1
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_containers, planner, stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError, sha1
 from ansible_collections.gpulab.rocm.tests.unit.sysfs_tree import build
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import plan_common, plan_health, planner
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import node_code, plan_common, plan_health, planner
 
 WANTED = dict(node_class='', node_classes={}, gpu_models={}, gpu_count=-1, link_policy='fail', aer_correctable='warn',
               max_uncorrectable_ecc=0, max_pending_bad_pages=0, rocminfo_timeout=20, amd_smi_timeout=15,
@@ -28,20 +28,6 @@ STACK = {'expected_gpu_count': -1}
 
 def plan(node=None, stack=None, **wanted):
     return planner.plan('health', node or NODE, dict(WANTED, **wanted), stack or STACK)
-
-
-def test_the_copied_modules_import_only_each_other():
-    here = os.path.dirname(plan_health.__file__)
-    for name in plan_health.MODULES:
-        with open(os.path.join(here, name + '.py')) as handle:
-            tree = ast.parse(handle.read())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith('ansible'):
-                module = node.module.rsplit('.', 1)[1]
-                names = [module] if module != 'module_utils' else [alias.name for alias in node.names]
-                assert set(names) <= set(plan_health.MODULES), (name, node.module)
-            if isinstance(node, ast.Import):
-                assert not [alias.name for alias in node.names if alias.name.startswith('ansible')], name
 
 
 def test_the_installed_program_runs_alone(tmp_path):
@@ -70,11 +56,11 @@ def test_the_installed_program_runs_alone(tmp_path):
     assert done.returncode == 1 and 'job 7 refused on node n1: gpulab: health: HEALTH_DATA' in done.stderr, done
     assert json.loads((tmp_path / 'state' / 'prolog.json').read_text())['job'] == '7'
     probe = subprocess.run([sys.executable, '-I', '-c', 'import sys; sys.path.insert(0, %r); '
-                            'from ansible_collections.gpulab.rocm.plugins.module_utils import health_run; '
+                            'from ansible_collections.gpulab.rocm.plugins.module_utils.node import health_run; '
                             'print(health_run.__file__); '
                             'print(sorted(m for m in sys.modules if m == "ansible" or m.startswith("ansible.")))'
                             % lib], capture_output=True, text=True, timeout=60, check=False)
-    assert probe.stdout.splitlines() == [lib + '/' + plan_health.PACKAGE + '/health_run.py', '[]']
+    assert probe.stdout.splitlines() == [lib + '/' + node_code.PACKAGE + '/node/health_run.py', '[]']
 
 
 def test_the_gpu_count_comes_from_the_class_the_role_the_stack_the_record_or_the_bus():

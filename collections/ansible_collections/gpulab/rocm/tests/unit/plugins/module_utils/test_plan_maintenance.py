@@ -2,7 +2,7 @@
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The maintenance phase of upgrade.yml: which Slurm node is drained and why, what the bound's message says, and
-which node is resumed after its health check (module_utils/plan_maintenance.py)."""
+which node is resumed after its health check (module_utils/planning/plan_maintenance.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,9 +10,9 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import plan_maintenance as pm, planner
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
-from ansible_collections.gpulab.rocm.plugins.module_utils.slurm_conf import parse_scontrol_nodes
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_maintenance as pm, planner
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import parse_scontrol_nodes
 
 # scontrol show node -o as Slurm 22.05 (Debian 12) prints it, shortened to the fields read.
 IDLE = 'NodeName=gpu01 Arch=x86_64 CPUTot=4 State=IDLE ThreadsPerCore=1 Reason=(null)'
@@ -120,7 +120,7 @@ def test_a_driver_change_reboots_through_slurm_only_when_the_driver_left_it_to_s
 
 
 def test_the_driver_leaves_its_reboot_to_slurm_when_told():
-    from ansible_collections.gpulab.rocm.plugins.module_utils import plan_driver
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_driver
     told = plan_driver.reboot_plan(True, 'ssh', 'a', 'b', False, through_slurm=True)
     assert told == {'allowed': False, 'through_slurm': True, 'reason': told['reason']} and 'Slurm' in told['reason']
     # a container is never rebooted, whoever would do it

@@ -16,9 +16,9 @@ import sys
 import pytest
 import yaml
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import amd_exporter_fields, plan_metrics, planner
-from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import amd_exporter_fields, plan_metrics, planner
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
 from ansible_collections.gpulab.rocm.tests.unit.sysfs_tree import add_function, build
 
 WANTED = {'enabled': True, 'packages': ['prometheus-node-exporter'], 'collectors': ['drm', 'hwmon', 'textfile'],

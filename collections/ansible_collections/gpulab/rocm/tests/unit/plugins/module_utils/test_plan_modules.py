@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import modulefile, plan_env, plan_modules, planner, stack
-from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import modulefile, plan_env, plan_modules, planner, stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 CONVERGED = "bookworm-converged-rocm6.2.4-fixture-tools-mi250x.json"

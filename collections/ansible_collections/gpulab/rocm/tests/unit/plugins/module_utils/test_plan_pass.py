@@ -1,7 +1,7 @@
-"""The plan pass and its gate (module_utils/plan_pass.py): the gate's one message, what a later refusal says was
+"""The plan pass and its gate (module_utils/planning/plan_pass.py): the gate's one message, what a later refusal says was
 changed, and when an earlier plan still holds."""
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import plan_pass
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_pass
 
 
 def three_phase_pass():
@@ -102,7 +102,7 @@ def test_a_pass_recorded_before_work_was_kept_applies_everything():
 
 
 def test_what_each_role_does_on_a_run_with_nothing_to_change():
-    from ansible_collections.gpulab.rocm.plugins.module_utils import planner
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning import planner
     quiet = {"changes": [], "notices": []}
     assert not planner.has_work("repo", quiet, {})
     # Notices are the gate's to show (plan_pass.notices): a role with nothing else to do is skipped.

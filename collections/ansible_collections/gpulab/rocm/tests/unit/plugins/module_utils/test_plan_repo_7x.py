@@ -7,8 +7,9 @@ import os
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns, plan_driver, plan_repo, stack
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_driver, plan_repo, stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "probe")
 BASE = "http://127.0.0.1:8080"

@@ -1,4 +1,4 @@
-"""rocm_slurm's planner (module_utils/plan_slurm.py) over probes of fixture sysfs trees: the GPUs as GRES from the
+"""rocm_slurm's planner (module_utils/planning/plan_slurm.py) over probes of fixture sysfs trees: the GPUs as GRES from the
 facts, the lines the role owns in an existing Slurm, the whole files of a Slurm it installs, the munge key, and
 when a reconfigure is enough and when a restart is needed."""
 
@@ -6,9 +6,10 @@ import copy
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report, plan_slurm, planner, slurm_conf as sc
-from ansible_collections.gpulab.rocm.plugins.module_utils.pci import gather_pci, read_cpu_topology
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError, sha1
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import slurm_conf as sc
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, plan_slurm, planner
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci, read_cpu_topology
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError, sha1
 from ansible_collections.gpulab.rocm.tests.unit import sysfs_tree
 
 CPUS = {"devices/system/cpu/online": "0-3", "devices/system/node/node0/cpulist": "0-1",

@@ -1,4 +1,4 @@
-"""rocm_validate's plan (module_utils/plan_validate.py) over the role's own defaults: which benchmarks with which
+"""rocm_validate's plan (module_utils/planning/plan_validate.py) over the role's own defaults: which benchmarks with which
 arguments, which Python, which wheel index for the release, and every inconsistent setting named at once."""
 
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import plan_validate, stack
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_validate, stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
 
 ROOT = Path(__file__).resolve().parents[8]
 DEFAULTS = yaml.safe_load((ROOT / "roles" / "rocm_validate" / "defaults" / "main.yml").read_text())

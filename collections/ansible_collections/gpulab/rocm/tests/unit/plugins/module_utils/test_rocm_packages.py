@@ -6,7 +6,7 @@ import os
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_packages as rp
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_packages as rp
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "apt")
 SDK = ["rocm-hip-sdk", "rocblas", "miopen-hip"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release as rr
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_release as rr
 
 
 @pytest.mark.parametrize("version, repo_dir, suffix, code", [
@@ -68,7 +68,7 @@ def test_override_wins():
     assert rr.apt_suite("Fedora", "40", "6.2.4", override="jammy") == "jammy"
 
 
-# The 7.x release table against the facts it cites (module_utils/rocm_release.py names each source).
+# The 7.x release table against the facts it cites (module_utils/planning/rocm_release.py names each source).
 @pytest.mark.parametrize("version, repo_dir, graphics_dir, amdgpu_dir", [
     ("7.0.1", "7.0.1", "7.0.1", "30.10.1"),   # ROCm/amdgpu-docs conf.py for 7.0.1
     ("7.0.2", "7.0.2", "7.0.2", "30.10.2"),   # graphics/7.0.2/ubuntu in ROCm/hipThreads' README; driver of 10 Oct 2025
@@ -99,7 +99,7 @@ def test_pytorch_index(version, index):
 
 
 def test_default_is_the_newest_release_of_the_table():
-    from ansible_collections.gpulab.rocm.plugins.module_utils import stack
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning import stack
     assert rr.newest_stable() == "7.2.3" == rr.known_7x()[-1]
     assert stack.DEFAULTS["rocm_version"] == rr.newest_stable()
 

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import ParseError
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_smi import JSON_ARGS, parse_rocm_smi
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import ParseError
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocm_smi import JSON_ARGS, parse_rocm_smi
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture, fixture_names
 
 # file: (form, driver_version, [per-GPU facts]); only the keys listed are compared.

@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import ParseError
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocminfo import parse_rocminfo
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import ParseError
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocminfo import parse_rocminfo
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture, fixture_names
 
 KB = 1024

@@ -5,7 +5,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import role_spec
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import role_spec
 
 # The shapes the roles' meta/argument_specs.yml use (rocm_env's and rocm_repo's options, abridged).
 OPTIONS = {

@@ -1,11 +1,11 @@
-"""Root-owned folders made in one module run (module_utils/root_files.py: folder_changes, make_folders), on this
+"""Root-owned folders made in one module run (module_utils/host/root_files.py: folder_changes, make_folders), on this
 machine's filesystem (the tests run as root, as the modules do)."""
 
 import os
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import root_files
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import root_files
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="root owns what these tests make")
 

@@ -1,7 +1,7 @@
 """apt_source, the module rocm_repo runs, against real key files made by gpg and real HTTP servers on 127.0.0.1: the
 key is checked (fingerprints, nothing but public keys) and downloaded within its limit before anything is written.
 Run in check mode, so that nothing on this machine changes: the key checks come before any write in both modes
-(the writes themselves are the faults and lifecycle scenarios'). Also its pure helpers and module_utils/download.py,
+(the writes themselves are the faults and lifecycle scenarios'). Also its pure helpers and module_utils/apt/download.py,
 which it downloads with."""
 
 import http.server
@@ -195,7 +195,7 @@ def test_a_big_file_url_is_refused_at_the_limit(tmp_path):
 
 def test_key_max_bytes_default_is_the_download_helper_s_limit():
     import yaml
-    from ansible_collections.gpulab.rocm.plugins.module_utils.download import DEFAULT_LIMIT
+    from ansible_collections.gpulab.rocm.plugins.module_utils.apt.download import DEFAULT_LIMIT
     doc = yaml.safe_load(apt_source.DOCUMENTATION)
     assert doc["options"]["key_max_bytes"]["default"] == DEFAULT_LIMIT == 1024 * 1024
 
@@ -255,7 +255,7 @@ class SizedHandler(http.server.BaseHTTPRequestHandler):
 @pytest.mark.parametrize("size, limit, ok", [(0, 10, True), (10, 10, True), (11, 10, False), (300000, 299999, False),
                                              (300000, 300000, True)])
 def test_bounded_download_takes_up_to_the_limit_and_no_more(size, limit, ok):
-    from ansible_collections.gpulab.rocm.plugins.module_utils.download import bounded_download
+    from ansible_collections.gpulab.rocm.plugins.module_utils.apt.download import bounded_download
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SizedHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = "http://127.0.0.1:%d/%d" % (server.server_address[1], size)
@@ -272,7 +272,7 @@ def test_bounded_download_takes_up_to_the_limit_and_no_more(size, limit, ok):
 
 
 def test_bounded_download_names_the_url_when_nobody_answers():
-    from ansible_collections.gpulab.rocm.plugins.module_utils.download import bounded_download
+    from ansible_collections.gpulab.rocm.plugins.module_utils.apt.download import bounded_download
     with pytest.raises(Failed, match=r"Could not download the signing key from http://127.0.0.1:9/k: .*Nothing was "
                                      r"changed"):
         bounded_download(StubModule(), "http://127.0.0.1:9/k", limit=10, timeout=5)

@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_smi import JSON_ARGS
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocm_smi import JSON_ARGS
 from ansible_collections.gpulab.rocm.plugins.modules import (
     amd_smi_facts, gpu_pci_facts, rocm_smi_facts, rocminfo_facts,
 )

@@ -20,11 +20,11 @@ __metaclass__ = type
 import csv
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
     MAX_DEPTH, PERMISSION_HINT, ParseError, find_json_start, hex_id, is_na, load_json, normalize_bdf, strip_ansi,
     to_float, to_int,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.gfx import VENDOR_AMD, lookup, normalize_gfx_name
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import VENDOR_AMD, lookup, normalize_gfx_name
 
 COMMANDS = (['static', '--json'], ['metric', '--json'], ['list', '--json'])
 

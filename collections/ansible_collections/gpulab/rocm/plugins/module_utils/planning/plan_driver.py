@@ -10,9 +10,9 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
-from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_release
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import driver_wanted
 
 _PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+\Z')
 

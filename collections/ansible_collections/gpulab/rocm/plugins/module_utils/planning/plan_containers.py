@@ -19,13 +19,13 @@ import math
 import re
 from collections import OrderedDict
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import json_too_deep
-from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import json_too_deep
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import (
     Plan, PlanError, file_matches, user_become_method,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.stack import USER_NAME_RE
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import USER_NAME_RE
 
 ENGINES = ('podman', 'docker')
 KIND = 'amd.com/gpu'

@@ -13,10 +13,10 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
     PERMISSION_HINT, ParseError, bdf_from_location, hex_id, strip_ansi, to_int,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.gfx import parse_isa_name
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import parse_isa_name
 
 _NUMBER_RE = re.compile(r'^(\d+)(?:\(0x[0-9a-fA-F]+\))?\s*(KB|MB|GB)?$', re.I)
 _UNIT = {'KB': 1024, 'MB': 1024 ** 2, 'GB': 1024 ** 3}

@@ -12,9 +12,9 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support, modulefile
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, file_matches
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_release import parse_version
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support, modulefile
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError, file_matches
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_release import parse_version
 
 # Where each tool's Debian/Ubuntu package looks first (its modulespath file): both are in the default MODULEPATH.
 TOOLS = {'lmod': '/etc/lmod/modules', 'environment-modules': '/etc/environment-modules/modules'}

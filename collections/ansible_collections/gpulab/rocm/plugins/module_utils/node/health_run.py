@@ -24,9 +24,10 @@ import subprocess
 import sys
 import time
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import amd_smi, gpu_sysfs, gpu_tools, health, pci
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import TOOL_DIRS, ParseError
-from ansible_collections.gpulab.rocm.plugins.module_utils.root_files import write_atomic
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import health
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import amd_smi, gpu_sysfs, gpu_tools, pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import TOOL_DIRS, ParseError
+from ansible_collections.gpulab.rocm.plugins.module_utils.host.root_files import write_atomic
 
 DATA = '/etc/gpulab/health.json'
 STATE_DIR = '/var/lib/gpulab/health'

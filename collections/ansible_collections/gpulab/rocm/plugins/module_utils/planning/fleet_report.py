@@ -13,7 +13,7 @@ __metaclass__ = type
 import re
 from collections.abc import Mapping
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.slurm_conf import gres_of
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import gres_of
 
 
 class ReportError(ValueError):

@@ -10,8 +10,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, sha1
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError, sha1
 
 BEGIN = '# BEGIN gpulab.rocm'
 END = '# END gpulab.rocm'

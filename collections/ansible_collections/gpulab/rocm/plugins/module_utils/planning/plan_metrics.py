@@ -26,12 +26,9 @@ import json
 import os
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import amd_exporter_fields, gpu_support
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import amd_exporter_fields, gpu_support, node_code
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
-# The module_utils the writer imports (metrics_textfile and what it imports, transitively).
-SHIPPED = ('metrics_textfile', 'gpu_sysfs', 'pci', 'gfx', '_facts_common')
-PACKAGE = ('ansible_collections', 'gpulab', 'rocm', 'plugins', 'module_utils')
 CLI = '/usr/local/sbin/gpulab-metrics-textfile'
 CONFIG = '/etc/gpulab/metrics.json'
 UNIT_DIR = '/etc/systemd/system'
@@ -188,16 +185,6 @@ def plan_amd_exporter(node, wanted, result):
     result['services'].append(AMD_EXPORTER_SERVICE)
 
 
-def package_sources():
-    """{module name: its source} of SHIPPED, read from this collection (on the controller, where plans are made)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    sources = {}
-    for name in SHIPPED:
-        with open(os.path.join(here, name + '.py')) as handle:
-            sources[name] = handle.read()
-    return sources
-
-
 def writer_config(node, wanted, stack):
     """The writer's /etc/gpulab/metrics.json: where to write, and what the node should show.
 
@@ -221,13 +208,9 @@ def writer_config(node, wanted, stack):
 
 
 def cli_script(install_dir):
-    return ('#!/usr/bin/python3\n'
-            '# gpulab-metrics-textfile: written by the rocm_metrics role (gpulab.rocm). The gpulab_* metrics of this\n'
-            '# node for node_exporter\'s textfile collector; run by gpulab-metrics.timer.\n'
-            'import sys\n'
-            'sys.path.insert(0, %s)\n'
-            'from ansible_collections.gpulab.rocm.plugins.module_utils import metrics_textfile\n'
-            'sys.exit(metrics_textfile.main())\n' % json.dumps(install_dir))
+    return node_code.entry_script('gpulab-metrics-textfile', "the GPU metrics for node_exporter's textfile collector, run "
+                                  'by gpulab-metrics.timer', 'rocm_metrics', 'docs/metrics.md', install_dir,
+                                  'metrics_textfile', 'main')
 
 
 def units(wanted):
@@ -279,12 +262,10 @@ def plan(node, wanted, stack):
     result['install'] = [name for name in wanted['packages'] if (packages.get(name) or ['  '])[0][1] != 'i']
     for name in result['install']:
         result.change('install %s' % name, 'node_exporter serves the GPU metrics (Debian\'s package)')
-    package_dir = os.path.join(wanted['install_dir'], *PACKAGE)
-    result['dirs'] = [os.path.join(wanted['install_dir'], *PACKAGE[:depth]) for depth in range(len(PACKAGE) + 1)]
-    result['dirs'] += ['/etc/gpulab', wanted['textfile_dir'], DROPIN_DIR]
+    result['dirs'] = node_code.folders(wanted['install_dir']) + ['/etc/gpulab', wanted['textfile_dir'], DROPIN_DIR]
     config = writer_config(node, wanted, stack)
     result['config'] = config
-    result['library'] = dict((os.path.join(package_dir, name + '.py'), text) for name, text in package_sources().items())
+    result['library'] = node_code.library_files(wanted['install_dir'])
     files = {CONFIG: json.dumps(config, indent=2, sort_keys=True) + '\n'}
     files.update(units(wanted))
     result['files'] = files

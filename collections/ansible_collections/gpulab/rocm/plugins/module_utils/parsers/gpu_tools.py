@@ -13,13 +13,13 @@ __metaclass__ = type
 
 import threading
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
     ParseError, ToolTimeout, combined, missing_tool,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.amd_smi import COMMANDS as AMD_SMI_COMMANDS
-from ansible_collections.gpulab.rocm.plugins.module_utils.amd_smi import diagnose, parse_amd_smi
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_smi import JSON_ARGS, parse_rocm_smi
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocminfo import parse_rocminfo
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.amd_smi import COMMANDS as AMD_SMI_COMMANDS
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.amd_smi import diagnose, parse_amd_smi
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocm_smi import JSON_ARGS, parse_rocm_smi
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocminfo import parse_rocminfo
 
 
 def empty_rocminfo():

@@ -14,8 +14,8 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import bdf_from_location, hex_id
-from ansible_collections.gpulab.rocm.plugins.module_utils.gfx import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import bdf_from_location, hex_id
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import (
     VENDOR_AMD, VENDOR_NAMES, decode_gfx_target_version, lookup,
 )
 

@@ -29,8 +29,8 @@ import socket
 import sys
 import time
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import health, health_run
-from ansible_collections.gpulab.rocm.plugins.module_utils.slurm_conf import parse_scontrol_nodes
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import health, health_run
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import parse_scontrol_nodes
 
 MARK = 'gpulab:'
 HEALTH_MARK = 'gpulab: health:'

@@ -14,7 +14,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_release
 
 # name: (default, description). The table of stack-wide inputs in docs/roles.md is generated from this.
 INPUTS = (

@@ -18,33 +18,23 @@ __metaclass__ = type
 import json
 import os
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import health
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, file_matches
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import health
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import node_code
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError, file_matches
 
 PROGRAM = '/usr/sbin/gpulab-gpu-health'
 DATA = '/etc/gpulab/health.json'
-LIB = '/usr/lib/gpulab/python'
+LIB = node_code.LIB
 STATE_DIR = '/var/lib/gpulab/health'
-PACKAGE = 'ansible_collections/gpulab/rocm/plugins/module_utils'
-# health_run.py and everything it imports (test_plan_health checks that the set is closed).
-MODULES = ('_facts_common', 'amd_smi', 'gfx', 'gpu_sysfs', 'gpu_tools', 'health', 'health_run', 'health_slurm', 'pci',
-           'rocm_smi', 'rocminfo', 'root_files', 'slurm_conf')
 SLURM_PROGRAM = '/usr/sbin/gpulab-slurm-health'
 # Slurm's Prolog where rocm_slurm_health_prolog is on (installed everywhere: this role does not read rocm_slurm's).
 PROLOG_PROGRAM = '/usr/sbin/gpulab-slurm-prolog'
-_ENTRY = '''#!/usr/bin/python3 -I
-# %s: %s of gpulab.rocm (docs/health.md). Installed by the rocm_health role;
-# the code is the collection's module_utils under %s.
-import sys
-sys.path.insert(0, %r)
-from ansible_collections.gpulab.rocm.plugins.module_utils import %s  # noqa: E402
-sys.exit(%s())
-'''
-ENTRY = _ENTRY % ('gpulab-gpu-health', 'the GPU health check', LIB, LIB, 'health_run', 'health_run.main')
-SLURM_ENTRY = _ENTRY % ('gpulab-slurm-health', "Slurm's HealthCheckProgram (drain, resume)", LIB, LIB,
-                        'health_slurm', 'health_slurm.main')
-PROLOG_ENTRY = _ENTRY % ('gpulab-slurm-prolog', "Slurm's Prolog (refuses a job on an unhealthy node)", LIB, LIB,
-                         'health_slurm', 'health_slurm.prolog')
+ENTRY = node_code.entry_script('gpulab-gpu-health', 'the GPU health check', 'rocm_health', 'docs/health.md', LIB,
+                               'health_run', 'main')
+SLURM_ENTRY = node_code.entry_script('gpulab-slurm-health', "Slurm's HealthCheckProgram (drain, resume)", 'rocm_health',
+                                     'docs/health.md', LIB, 'health_slurm', 'main')
+PROLOG_ENTRY = node_code.entry_script('gpulab-slurm-prolog', "Slurm's Prolog (refuses a job on an unhealthy node)",
+                                      'rocm_health', 'docs/health.md', LIB, 'health_slurm', 'prolog')
 # The role's variables that go into the data file as they are (health.DEFAULTS names the keys).
 _COPIED = ('link_policy', 'aer_correctable', 'max_uncorrectable_ecc', 'max_pending_bad_pages', 'rocminfo_timeout',
            'amd_smi_timeout', 'kfd_group', 'render_group', 'sysfs_root', 'dev_root', 'resume_limit',
@@ -66,22 +56,12 @@ def _number(value, key):
 
 def folders():
     """Every folder of the installed program, top down (made root 0755 before the files)."""
-    parts = PACKAGE.split('/')
-    return ['/usr/lib/gpulab', LIB] + [LIB + '/' + '/'.join(parts[:end]) for end in range(1, len(parts) + 1)] + [
-        '/etc/gpulab', '/var/lib/gpulab', STATE_DIR]
+    return ['/usr/lib/gpulab'] + node_code.folders(LIB) + ['/etc/gpulab', '/var/lib/gpulab', STATE_DIR]
 
 
-def library_files(source_dir=None):
-    """{path on the node: content} of the module_utils copy and its package __init__ files."""
-    source_dir = source_dir or os.path.dirname(os.path.abspath(__file__))
-    files = {}
-    parts = PACKAGE.split('/')
-    for end in range(1, len(parts) + 1):
-        files['%s/%s/__init__.py' % (LIB, '/'.join(parts[:end]))] = ''
-    for name in MODULES:
-        with open(os.path.join(source_dir, name + '.py')) as handle:
-            files['%s/%s/%s.py' % (LIB, PACKAGE, name)] = handle.read()
-    return files
+def library_files():
+    """{path on the node: content} of the shipped code (planning/node_code.py)."""
+    return node_code.library_files(LIB)
 
 
 def compared_paths():

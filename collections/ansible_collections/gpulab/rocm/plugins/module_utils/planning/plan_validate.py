@@ -11,8 +11,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_release
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 BENCHMARKS = ('gemm', 'bandwidth', 'resnet50', 'bert')
 _VERSION_RE = re.compile(r'[0-9]+\.[0-9]+(\.[0-9]+)?')

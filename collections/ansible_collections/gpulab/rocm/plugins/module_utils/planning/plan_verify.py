@@ -11,8 +11,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import fleet_report, gpu_support
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, gpu_support
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 
 def plan(node, wanted, stack, name=None):

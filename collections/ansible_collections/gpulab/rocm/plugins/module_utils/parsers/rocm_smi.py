@@ -20,11 +20,11 @@ import csv
 import json
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils._facts_common import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
     PERMISSION_HINT, ParseError, find_json_start, hex_id, is_na, load_json, normalize_bdf, strip_ansi, to_float,
     to_int,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.gfx import VENDOR_AMD, lookup, normalize_gfx_name
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import VENDOR_AMD, lookup, normalize_gfx_name
 
 # The flags rocm_smi_facts passes: one call gives ids, names, memory, sensors, clocks and the bus. Each exists in
 # rocm_smi.py from ROCm 3.x to 7.x (Debian 12's 5.2.3 checked).

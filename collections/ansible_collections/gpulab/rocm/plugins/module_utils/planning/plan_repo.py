@@ -14,11 +14,11 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release
-from ansible_collections.gpulab.rocm.plugins.module_utils.openpgp import normalize_fingerprint
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError, Plan, file_matches
-from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_release
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt.openpgp import normalize_fingerprint
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError, Plan, file_matches
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import driver_wanted
 
 HEADER = '# Managed by gpulab.rocm (role rocm_repo): %s. Local changes are overwritten.\n'
 _URL_RE = re.compile(r'^(https?|file)://[^\s\[\]"\'\\#]+\Z')  # no '#': apt reads the rest as a comment

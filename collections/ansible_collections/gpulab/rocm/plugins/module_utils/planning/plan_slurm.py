@@ -17,8 +17,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import slurm_conf as sc
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError, sha1
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import slurm_conf as sc
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError, sha1
 
 HEADER = '# Managed by gpulab.rocm (role rocm_slurm). Local changes are overwritten.\n'
 BLOCK_BEGIN = '# BEGIN gpulab.rocm GPUs (role rocm_slurm)'

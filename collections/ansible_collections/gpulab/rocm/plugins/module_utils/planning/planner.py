@@ -8,11 +8,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import (
-    fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_health, plan_maintenance, plan_metrics,
-    plan_modules, plan_repo, plan_sdk, plan_slurm, plan_validate, plan_verify, preflight,
-)
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, plan_access, plan_containers, plan_driver, plan_env, plan_health, plan_maintenance, plan_metrics, plan_modules, plan_repo, plan_sdk, plan_slurm, plan_validate, plan_verify, plan_preflight as preflight
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
 
 CHANGING = ('repo', 'driver', 'sdk', 'access', 'env', 'modules', 'containers', 'health', 'metrics', 'slurm_node', 'slurm')
 
@@ -172,7 +169,7 @@ CONTRACT = {
         },
     },
     'maintenance': {
-        # Planned last in the pass: it reads the other phases' changes there (module_utils/plan_maintenance.py).
+        # Planned last in the pass: it reads the other phases' changes there (module_utils/planning/plan_maintenance.py).
         # Plus 'slurm' and 'slurm_state' where it is on for a host of the Slurm group (plan_maintenance.probe_needs):
         # other runs read no Slurm state for it.
         'sections': ('os',),

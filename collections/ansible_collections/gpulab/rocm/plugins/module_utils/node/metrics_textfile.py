@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_sysfs, pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gpu_sysfs, pci
 
 HEALTH_FILE = '/var/lib/gpulab/health/last.json'
 HEALTH_MAX_BYTES = 1024 * 1024

@@ -11,8 +11,8 @@ __metaclass__ = type
 import re
 import time
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support, rocm_packages, rocm_release
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support, rocm_packages, rocm_release
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 # The distribution's own ROCm packages per OS (rocm-reference.md section 9): Debian 13's are resolved against its
 # real archive in the distro scenario (test_distro_defaults.py), Ubuntu 24.04's follow its package index.

@@ -12,9 +12,9 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support
-from ansible_collections.gpulab.rocm.plugins.module_utils import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import (
     Plan, PlanError, file_matches, user_become_method,
 )
 

@@ -19,9 +19,9 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import apt_errors
-from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support
-from ansible_collections.gpulab.rocm.plugins.module_utils import rocm_release as rr
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt import apt_errors
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_release as rr
 
 _AMD_VERSION_RE = re.compile(r'\.(\d{5,6})-\d+~\d+\.\d+$')
 # dpkg-query --showformat '${db:Status-Abbrev}\t${Package}\t${Version}\n'

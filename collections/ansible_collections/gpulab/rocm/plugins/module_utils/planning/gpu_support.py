@@ -9,8 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import gfx
-from ansible_collections.gpulab.rocm.plugins.module_utils.rocm_release import parse_version
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gfx
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_release import parse_version
 
 # gfx targets AMD's Linux ROCm supports natively: (first release, last release or None, note). From the
 # reference, section 7 (AMD's system-requirements lists); releases before 5.3 are out of scope.

@@ -13,10 +13,10 @@ __metaclass__ = type
 import re
 
 # The health check's readings of a node's Slurm state and reason, and of slurmd's -N: one copy.
-from ansible_collections.gpulab.rocm.plugins.module_utils.health_slurm import (
+from ansible_collections.gpulab.rocm.plugins.module_utils.node.health_slurm import (
     _DRAINED as DRAINED, _SLURMD_N, flags, own_reason,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.plan_common import Plan, PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 MARK = 'gpulab: maintenance:'
 DRAIN_REASON = 'gpulab: maintenance: upgrade'

@@ -9,8 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpulab.rocm.plugins.module_utils import gpu_support, rocm_release
-from ansible_collections.gpulab.rocm.plugins.module_utils.stack import driver_wanted
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support, rocm_release
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import driver_wanted
 
 POLICIES = ('fail', 'warn', 'ignore')
 
