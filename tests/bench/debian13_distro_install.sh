@@ -73,7 +73,8 @@ raw() {  # raw CONTAINER: apt-get update, then one apt-get install, each timed (
   packages "$1"
   docker rm -f "$1" >/dev/null
 }
-same() { cmp -s "$out/$1.packages" "$out/$2.packages" && echo equal || echo differ; }
+same() {  # same SITE RAW: whether the two package sets are equal; the raw side's list is kept only where not
+  if cmp -s "$out/$1.packages" "$out/$2.packages"; then rm -f "$out/$2.packages"; echo equal; else echo differ; fi; }
 raw $name-raw1
 echo "package sets of site.yml's container and the raw one: $(same "$name" $name-raw1)" | tee -a "$out/summary.txt"
 # The second pair, the archive's caches warm for both.
@@ -92,3 +93,5 @@ raw $name-raw2
 echo "package sets of site.yml's container and the raw one: $(same $name-again $name-raw2)" | tee -a "$out/summary.txt"
 sed -i -E "s#$root#<checkout>#g; s#$out#<out>#g; s#/home/([a-z_][a-z0-9_-]*)#~\1#g" "$out"/*.log "$out"/*.txt \
   "$out/hosts.yml"
+# The two raw installs print the same lines where nothing went differently: one copy is kept.
+if cmp -s "$out/$name-raw1.log" "$out/$name-raw2.log"; then rm -f "$out/$name-raw2.log"; fi

@@ -116,6 +116,13 @@ check "after uninstall: /etc/apt, dpkg, profile.d, linker, adduser.conf, dotfile
 check "python3-apt still absent at the end" bash -c '! dpkg -s python3-apt >/dev/null 2>&1'
 # What lifecycle.md says stays: the user's group memberships (and apt's lists of the removed sources).
 id "$GPU_USER" > "$OUT/groups-after.txt"; ls /var/lib/apt/lists > "$OUT/apt-lists-after.txt"
+# No copy is kept of what matched (docs/device-runs.md): summary.txt says so, and the diffs are kept only when not empty.
+if [ -s "$OUT/fleet-report-1.json" ] && cmp -s "$OUT/fleet-report-1.json" "$OUT/fleet-report/fleet-report.json"; then
+  say "the second run's fleet report is the first's"; rm -f "$OUT/fleet-report-1.json" "$OUT/fleet-report-diff.txt"
+else
+  say "the second run's fleet report differs from the first's (fleet-report-1.json, fleet-report-diff.txt)"
+fi
+[ -s "$OUT/snapshot-diff.txt" ] || rm -f "$OUT/snapshot-after.txt" "$OUT/snapshot-diff.txt"
 # Logs name the checkout's path, the loopback port, home folders, the image's PyTorch venv and the Ubuntu archive
 # the host cannot reach: placeholders for each (tests/release/test_committed_logs.py holds the committed copies to it).
 sed -i -E "s#$PWD#<checkout>#g; s#$OUT#<out>#g; s#127.0.0.1:$(cat /tmp/mirror.port)#127.0.0.1:PORT#g;

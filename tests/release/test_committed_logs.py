@@ -1,8 +1,10 @@
-"""Run logs committed as evidence (docs/h200-pci, docs/device-runs, tests/scale/results, tests/report/h200) carry no
-path of the machine they ran on (checkouts, home and temp folders, private venvs: replaced by placeholders such as
-<checkout>) and no host other than this machine's loopback, a placeholder (UBUNTU-ARCHIVE) or, in an os-release
-block, the OS vendor's web pages."""
+"""Run logs committed as evidence (docs/h200-pci, docs/device-runs, docs/distro-install, tests/scale/results,
+tests/report/h200) carry no path of the machine they ran on (checkouts, home and temp folders, private venvs: replaced
+by placeholders such as <checkout>) and no host other than this machine's loopback, a placeholder (UBUNTU-ARCHIVE) or,
+in an os-release block, the OS vendor's web pages. Each is committed once: no empty file, no byte copy of another
+(the scripts that write them keep one copy, docs/device-runs.md)."""
 
+import hashlib
 import re
 
 import pytest
@@ -19,6 +21,16 @@ OS_RELEASE = re.compile(r"^[A-Z_]*URL=")
 def test_the_logs_are_found():
     names = {path.relative_to(ROOT).as_posix() for path in LOGS}
     assert {"docs/h200-pci/env.txt", "tests/scale/results/serial4-forks3.log"} <= names
+
+
+def test_each_committed_run_file_is_kept_once():
+    files = [path for path in ROOT.glob("docs/*/**/*") if path.is_file()]
+    assert files
+    assert not [path.relative_to(ROOT).as_posix() for path in files if not path.stat().st_size]
+    seen = {}
+    for path in files:
+        seen.setdefault(hashlib.sha256(path.read_bytes()).hexdigest(), []).append(path.relative_to(ROOT).as_posix())
+    assert not [names for names in seen.values() if len(names) > 1]
 
 
 def problems_in(path):
