@@ -54,7 +54,7 @@ beside images tests/harness/host-setup.sh images
 beside pytorch tests/harness/host-setup.sh validate
 # shellcheck disable=SC1091
 source .venv/bin/activate
-# Each scenario test's playbook run, one line with its wall and CPU seconds (molecule/lifecycle/tests/gpulab_runs.py):
+# Each scenario test's playbook run, one line with its wall and CPU seconds (tests/gpulab_test_helpers/gpulab_runs.py):
 # where a scenario's time goes.
 export GPULAB_RUN_LOG=$PWD/$logs/playbook-runs.tsv
 : >"$GPULAB_RUN_LOG"

@@ -5,12 +5,8 @@ rewrites the spec when the GPUs change, leaves out a GPU not bound to amdgpu, ch
 skips a host with no AMD GPU. The tests run in file order; each leaves the host converged with both fixture GPUs."""
 
 import json
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-
-from gpulab_runs import differences, playbook, snapshot  # noqa: E402 (after the helpers' folder is on the path)
+from gpulab_test_helpers.gpulab_runs import differences, playbook, snapshot
 
 HOST = "molecule-containers-trixie"
 SPEC = "/etc/cdi/amd.json"

@@ -4,12 +4,10 @@ rocm_access_groups leaves adduser.conf. Each change is followed by a run that mu
 
 import os
 import re
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 NODE = "molecule-rocm-bookworm"
 testinfra_hosts = [NODE]

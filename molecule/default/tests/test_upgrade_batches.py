@@ -4,10 +4,8 @@ the roll stops (rocm_upgrade_max_fail_percentage 0, the default): molecule-rocm-
 not touched."""
 
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 FIRST = ["molecule-rocm-bookworm", "molecule-rocm-trixie"]
 FAILING, STOPPED = "molecule-rocm-batch-a", "molecule-rocm-batch-b"

@@ -3,11 +3,8 @@ archive: the converge installs a smaller list (host_vars: hipcc and librocblas-d
 facts tests), so here a check-mode run with the default list must plan exactly the missing defaults and apt must
 resolve them, dependencies included (a simulation: nothing is downloaded or changed)."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 NODE = "molecule-distro-trixie"
 DEFAULTS = ["rocminfo", "rocm-smi", "amd-smi", "hipcc", "libamdhip64-dev", "librocblas-dev"]

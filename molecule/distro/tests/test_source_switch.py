@@ -2,12 +2,9 @@
 the other tests of this scenario: pytest runs the files by name). Each switch is followed by a second run that
 must change nothing."""
 
-import os
 import re
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 NODE = "molecule-distro-trixie"
 AMD_VERSION = re.compile(r"\.(\d{5})-\d+~\d+\.\d+$")

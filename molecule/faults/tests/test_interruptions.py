@@ -5,11 +5,9 @@ their messages is checked on the host, and apt works afterwards. The host ends c
 import os
 import signal
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 NODE = "molecule-faults-trixie"
 testinfra_hosts = [NODE]

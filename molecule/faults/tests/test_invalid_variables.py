@@ -4,13 +4,10 @@ contents, dpkg's status and selections before and after. The host is refused bef
 starts from the same fresh host (a case's own setup is undone after it). The same for system_files' own refusals."""
 
 import json
-import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 NODE = "molecule-faults-fresh"
 testinfra_hosts = [NODE]

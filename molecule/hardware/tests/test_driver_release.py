@@ -1,11 +1,8 @@
 """ROCm 7's driver under its own number: a driver directory too old for the release is refused before any change,
 with the release table's answer (module_utils/planning/rocm_release.py), on the host that wants the driver."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 NODE = "molecule-hw-mi250x"
 testinfra_hosts = [NODE]

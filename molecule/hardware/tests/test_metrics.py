@@ -16,7 +16,6 @@ nodes do not (one of them asks for it and is told why not).
 
 import json
 import os
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -25,8 +24,7 @@ import pytest
 import testinfra
 import yaml
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 BUILD = "molecule-hw-build"
 # The ports of host_vars (rocm_metrics_listen_address, hw_prometheus_port).

@@ -1,11 +1,8 @@
 """Issue 10, bug 1: on a host that wants the driver, `--tags repo` alone keeps the amdgpu sources. The old roles
 decided "driver wanted" in rocm_preflight, which --tags repo skipped, so rocm_repo removed amdgpu.list."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 NODE = "molecule-hw-mi250x"
 testinfra_hosts = [NODE]

@@ -3,14 +3,11 @@ container hint left (its own cgroup namespace, /.dockerenv moved away) stands in
 reboot stand-in records each call and gives the host a new boot id (rocm_driver_reboot_command and
 rocm_driver_boot_time_command). The same host with the control node's machine id is never rebooted."""
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 NODE = "molecule-hw-mi250x"
 testinfra_hosts = [NODE]

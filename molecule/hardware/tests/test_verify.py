@@ -2,13 +2,10 @@
 default) an AMD GPU on the PCI bus that rocminfo does not list. Each run is `site.yml --tags verify`: it must fail
 on the host, and change nothing."""
 
-import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 MIXED, NAVI22 = "molecule-hw-mixed", "molecule-hw-navi22"
 testinfra_hosts = [MIXED]

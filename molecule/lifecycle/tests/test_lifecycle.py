@@ -6,12 +6,10 @@ Every change is followed by a second run that must report changed=0.
 
 import os
 import re
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
-import gpulab_runs as runs  # noqa: E402  (a helper beside this file)
+from gpulab_test_helpers import gpulab_runs as runs
 
 NODE = "molecule-lifecycle-bookworm"
 FRESH = "molecule-lifecycle-fresh"

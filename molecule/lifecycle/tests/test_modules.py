@@ -4,15 +4,12 @@ Environment Modules, which the role installs there (rocm_modules_install). Real 
 run in order, after test_lifecycle.py (which ends with the uninstall), and share one side-by-side converge.
 """
 
-import os
 import re
 import shlex
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
-import gpulab_runs as runs  # noqa: E402  (a helper beside this file)
+from gpulab_test_helpers import gpulab_runs as runs
 
 LMOD_HOST = "molecule-lifecycle-bookworm"
 ENVMOD_HOST = "molecule-lifecycle-fresh"

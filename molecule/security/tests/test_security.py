@@ -1,11 +1,8 @@
 """Root never turned against the node by a lab user (issue 15): real site.yml runs around the traps prepare.yml
 set, each checked on the host afterwards."""
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 NODE = "molecule-security-bookworm"
 testinfra_hosts = [NODE]

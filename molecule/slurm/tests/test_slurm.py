@@ -6,14 +6,12 @@ change through check mode, a converge and a second converge, then a node whose G
 import json
 import os
 import re
-import sys
 import time
 
 import pytest
 import testinfra
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lifecycle", "tests"))
-import gpulab_runs as runs  # noqa: E402  (the lifecycle scenario's helper)
+from gpulab_test_helpers import gpulab_runs as runs
 
 CTL, N1, N2 = "molecule-slurm-ctl", "molecule-slurm-n1", "molecule-slurm-n2"
 HOSTS = "slurm_controllers:slurm_nodes"

@@ -2,7 +2,7 @@
 
 Molecule's verifier runs pytest with the provisioner's environment (ANSIBLE_CONFIG, roles and collections paths,
 MOLECULE_INVENTORY_FILE), so a playbook run here is the same command an admin types, against the same inventory.
-Used by the lifecycle, distro and faults scenarios (they import it from this folder).
+Used by most scenarios' tests: `from gpulab_test_helpers import gpulab_runs as runs` (pytest.ini's pythonpath).
 """
 
 import json
@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parents[3]
+PROJECT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)"
                    r"(?:\s+skipped=(\d+))?(?:\s+rescued=(\d+))?(?:\s+ignored=(\d+))?", re.M)
