@@ -45,39 +45,24 @@ class ActionModule(ActionBase):
         _valid, args = self.validate_argument_spec(argument_spec={
             'phase': dict(type='str', choices=list(planner.PHASES)),
             'pass': dict(type='list', elements='str', choices=list(planner.PHASES), default=[]),
-            'forget': dict(type='bool', default=False),
             'gate': dict(type='bool', default=False),
             'wanted': dict(type='dict', default={}),
             'probe': dict(type='dict', default={}),
             'refresh': dict(type='list', elements='str', default=[]),
-            'stale': dict(type='list', elements='str', default=[]),
             'stats_key': dict(type='str', default=''),
         })
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
-        run = _run_id()
+        run = run_id()
         node = (task_vars.get('ansible_facts') or {}).get('gpulab_node')
         if not isinstance(node, dict) or node.get('run') != run:
             node = {}
-        if args['forget']:
-            # The host changed in a way no plan foresaw (a failed package run): the next plan probes it anew.
-            result.update(changed=False, msg='the probe of this host is forgotten; the next plan reads it anew',
-                          ansible_facts={'gpulab_node': {'run': run, 'sections': [],
-                                                         'pass': node.get('pass') or {}}})
-            return result
-        if args['stale']:
-            # Only these sections are read again by the next plan that needs them.
-            sections = [name for name in node.get('sections') or [] if name not in args['stale']]
-            kept = dict(node, run=run, sections=sections)
-            result.update(changed=False, msg='read again when next needed: %s' % ', '.join(args['stale']),
-                          ansible_facts={'gpulab_node': kept})
-            return result
         if args['gate']:
             return self._gate(result, node, task_vars)
         if args['pass']:
             return self._pass(result, args['pass'], node, run, task_vars)
         if not args['phase']:
-            raise AnsibleActionFail('phase is required (unless pass, forget, gate or stale is given)')
+            raise AnsibleActionFail('phase is required (unless pass or gate is given)')
         result = self._plan(result, args, node, run, task_vars, getattr(self._task, '_role', None))
         if args['stats_key'] and 'stats' in result and not result.get('refused'):
             # As set_stats does (per_host false, aggregate true): one entry per host under the key, for AWX.
@@ -90,7 +75,7 @@ class ActionModule(ActionBase):
         """The plan pass of a play in one call: probe the host, plan each phase that the run's tags select with its
         role's inputs (the role is imported into the play), then the gate (docs/plan-contract.md)."""
         play = self._task.get_play()
-        chosen = passes.tagged(phases, set(self._task.tags) - set(['always']), play.only_tags, play.skip_tags)
+        chosen = passes.tagged(phases, tag_runs(self._task, play.only_tags, play.skip_tags, task_vars))
         if not chosen:
             # Nothing of the pass is asked for (--tags facts): no probe, and no pass for the play's loop of roles.
             result.update(changed=False, planned=[], msg='no phase of the plan pass is among the tags of this run',
@@ -100,7 +85,7 @@ class ActionModule(ActionBase):
         inputs = _stack_inputs(self._templar, task_vars)
         node = dict(node, run=run, **{'pass': {}})
         for phase in chosen:
-            name = 'rocm_%s' % phase
+            name = planner.CONTRACT[phase]['role']
             if name not in roles:
                 raise AnsibleActionFail(
                     'the plan pass names %s, but this play does not import the role %s, whose variables the pass '
@@ -108,7 +93,8 @@ class ActionModule(ActionBase):
                     % (phase, name))
             role_inputs = dict((key, self._templar.template(task_vars.get(var % name) or {}))
                                for key, var in (('wanted', WANTED_VAR), ('probe', PROBE_VAR)))
-            planned = self._plan({}, dict(role_inputs, phase=phase, refresh=['all'] if phase == 'preflight' else []),
+            refresh = ['all'] if planner.CONTRACT[phase].get('reads_all') else []
+            planned = self._plan({}, dict(role_inputs, phase=phase, refresh=refresh),
                                  node, run, task_vars, roles[name], in_pass=True, inputs=inputs)
             node = (planned.get('ansible_facts') or {}).get('gpulab_node') or node
         return self._gate(result, node, task_vars)
@@ -219,7 +205,7 @@ class ActionModule(ActionBase):
         result['msg'] = 'every phase is planned (%s): nothing refuses; to apply: %s' % (
             ', '.join(result['planned']) or 'none', ', '.join(result['apply']) or 'none')
         # Every phase's notices at once (the roles it skips included).
-        kept = self._show_notices(dict(node, run=_run_id()), passes.phase_notices(plan_pass),
+        kept = self._show_notices(dict(node, run=run_id()), passes.phase_notices(plan_pass),
                                   task_vars.get('inventory_hostname'))
         kept['pass'] = dict(plan_pass, apply=result['apply'], roles=passes.role_includes(result['apply']))
         result['ansible_facts'] = {'gpulab_node': kept}
@@ -263,6 +249,17 @@ class ActionModule(ActionBase):
         return merged
 
 
+def tag_runs(task, only_tags, skip_tags, task_vars):
+    """runs(tag, with_only_tags): whether a task tagged with tag in this task's place (so with the tags it inherits,
+    such as site.yml's `provision`) would run under the run's --skip-tags and, when with_only_tags, its --tags:
+    Ansible's own Taggable.evaluate_tags, on a copy of the task."""
+    def runs(tag, with_only_tags):
+        probe = task.copy(exclude_parent=False, exclude_tasks=True)
+        probe.tags = [tag]
+        return probe.evaluate_tags(only_tags if with_only_tags else ['all'], skip_tags, task_vars)
+    return runs
+
+
 def main_options(path):
     """The `main` entry point's options of a role's meta/argument_specs.yml (plain YAML, never vaulted); {} where
     the file has none."""
@@ -284,7 +281,7 @@ def _digest(value):
     return hashlib.sha1(json.dumps(value, sort_keys=True, default=str).encode('utf-8')).hexdigest()
 
 
-def _run_id():
+def run_id():
     """This ansible-playbook run: the controller process that forked this worker, and when it started."""
     parent = os.getppid()
     try:

@@ -28,8 +28,7 @@ author:
   - gpulab.rocm contributors (@gpulab)
 options:
   phase:
-    description: The phase to plan (one of the planner's CONTRACT); required unless O(pass), O(forget), O(gate) or
-      O(stale) is given.
+    description: The phase to plan (one of the planner's CONTRACT); required unless O(pass) or O(gate) is given.
     type: str
     choices: [preflight, repo, driver, sdk, access, env, modules, containers, health, metrics, verify, report,
               slurm_node, slurm, maintenance, validate]
@@ -50,21 +49,6 @@ options:
     elements: str
     choices: [preflight, repo, driver, sdk, access, env, modules, containers, health, metrics, verify, report,
               slurm_node, slurm, maintenance, validate]
-    default: []
-    version_added: 0.3.0
-  forget:
-    description:
-      - Forget this host's probe instead of planning, so that the next plan reads the host anew. For a change that
-        failed half way (a package run that stopped), after which no plan can trust what was read before.
-    type: bool
-    default: false
-  stale:
-    description:
-      - Instead of planning, mark these probe sections as out of date, so that the next plan that reads one of them
-        reads it anew and nothing else; for a task that changed what a section describes without a plan (the health
-        check's last result, C(health), after running the check).
-    type: list
-    elements: str
     default: []
     version_added: 0.3.0
   gate:

@@ -13,6 +13,22 @@ import re
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError, sha1
 
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'access',
+    'role': 'rocm_access',
+    'changes_host': True,
+    'sections': ('files', 'users'),
+    'keys': {
+        'create_groups': 'GPU groups to create.',
+        'memberships': 'User to the groups to add them to.',
+        'files': 'The whole new /etc/adduser.conf by its path, where it changes (written in the same module run as '
+                 'the groups).',
+    },
+}
+
+
 BEGIN = '# BEGIN gpulab.rocm'
 END = '# END gpulab.rocm'
 SUPERSEDED = '  # superseded by the gpulab.rocm block below'
@@ -58,7 +74,7 @@ def adduser_conf(text, groups, present=True):
     return '\n'.join(body + block) + '\n'
 
 
-def plan(node, wanted, stack):
+def plan(node, wanted, stack, host=None, previous=None):
     """wanted: state (present|absent), groups, adduser_defaults.
 
     Returns the Plan: create_groups, memberships {user: [groups to add]}, files ({path: new content} of

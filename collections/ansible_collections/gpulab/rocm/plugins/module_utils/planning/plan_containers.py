@@ -27,6 +27,28 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common i
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import USER_NAME_RE
 
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'containers',
+    'role': 'rocm_containers',
+    'changes_host': True,
+    # Plus 'containers', read only where the role is enabled and an AMD GPU is there (plan_containers).
+    'sections': ('os', 'packages', 'users', 'gpus'),
+    'keys': {
+        'install': 'Engine and check packages to install.',
+        'subids': 'Per user without a range: the usermod argv that gives it subordinate ids.',
+        'dirs': 'Folders of the CDI spec and daemon.json to make.',
+        'spec': 'The CDI spec to write, path to content.',
+        'spec_remove': 'CDI specs to remove.',
+        'daemon_json': "Docker's merged daemon.json to write, path to content.",
+        'daemon_json_mode': 'The mode daemon.json keeps.',
+        'restart_docker': 'Whether dockerd is restarted to read the CDI setting.',
+        'check': 'The container check: engines, users, cases, gids, image, busybox, become_method (sudo or su).',
+    },
+}
+
+
 ENGINES = ('podman', 'docker')
 KIND = 'amd.com/gpu'
 # The image the check runs: built on the node from its busybox (no registry is needed, or used).
@@ -282,7 +304,7 @@ def _version(text):
     return tuple(int(number) for number in numbers[:2]) if len(numbers) >= 2 else None
 
 
-def plan(node, wanted, stack):
+def plan(node, wanted, stack, host=None, previous=None):
     """wanted: enabled, engines, podman_packages, docker_packages, check_packages, cdi_spec, cdi_additional_gids,
     hsa_override_enabled, docker_cdi, docker_restart_running, check, check_users, subid_count.
 
@@ -490,7 +512,12 @@ def _docker(node, wanted, state, result):
     return True
 
 
-def probe_needs(node, wanted, stack):
+def has_work(plan, wanted):
+    """The container check runs on every run where an engine is there."""
+    return bool((plan.get('check') or {}).get('engines'))
+
+
+def probe_needs(node, wanted, stack, fresh=()):
     """The containers section, read only when the role is enabled on a host with an AMD GPU (or whose GPUs are not
     read yet: they are read in the same probe)."""
     del stack

@@ -14,7 +14,31 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_r
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import driver_wanted
 
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'driver',
+    'role': 'rocm_driver',
+    'changes_host': True,
+    'sections': ('os', 'packages', 'apt', 'gpus'),
+    'keys': {
+        'wanted': 'Whether this host gets the amdgpu kernel driver.',
+        'why_not': 'Why it does not, when it does not.',
+        'install': 'Packages to install (amdgpu-dkms and the kernel headers); empty when in place.',
+        'reboot': 'C(allowed) (whether the role may reboot this host) and C(reason).',
+        'unbound': 'AMD GPUs that amdgpu does not drive (read again after the reboot).',
+        'reboot_pending': 'The installed driver is not the loaded one and no reboot was marked (a run killed '
+                          'between the install and its reboot step): reboot or mark it now.',
+    },
+}
+
+
 _PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+\Z')
+
+
+def has_work(plan, wanted):
+    """Why a host gets no driver is said when the role runs, not on every converged run."""
+    return bool(plan.get('install')) or bool(plan.get('reboot_pending'))
 
 
 def reboot_plan(policy_allows, connection, host_machine_id, controller_machine_id, in_container,
@@ -43,8 +67,9 @@ def reboot_plan(policy_allows, connection, host_machine_id, controller_machine_i
     return {'allowed': True, 'through_slurm': False, 'reason': 'the driver changed; rebooting to load it'}
 
 
-def plan(node, wanted, stack, controller=None):
-    """wanted: packages, headers_package ('' for none; None: the running kernel's), reboot, connection.
+def plan(node, wanted, stack, host=None, previous=None):
+    """wanted: packages, headers_package ('' for none; None: the running kernel's), reboot. host: connection and
+    controller_machine_id (the action's), to never reboot the control node.
 
     Returns the Plan: wanted (bool), why_not, install (apt specs, headers first), reboot {'allowed', 'reason'},
     reboot_pending (the installed driver is not loaded yet and nobody was told: reboot or mark it now).
@@ -90,9 +115,9 @@ def plan(node, wanted, stack, controller=None):
                           'not installed' if abbrev[1] != 'i' else 'installed at %s' % version)
     if not result['install']:
         result['reboot_pending'] = _reboot_pending(node, wanted.get('packages') or [], result)
-    result['reboot'] = reboot_plan(bool(wanted.get('reboot', True)), wanted.get('connection'),
+    result['reboot'] = reboot_plan(bool(wanted.get('reboot', True)), (host or {}).get('connection'),
                                    (node.get('os') or {}).get('machine_id'),
-                                   (controller or {}).get('machine_id'), in_container,
+                                   (host or {}).get('controller_machine_id'), in_container,
                                    bool(wanted.get('reboot_through_slurm')))
     return result
 

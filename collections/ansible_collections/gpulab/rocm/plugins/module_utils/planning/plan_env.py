@@ -18,6 +18,26 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common i
     Plan, PlanError, file_matches, user_become_method,
 )
 
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'env',
+    'role': 'rocm_env',
+    'changes_host': True,
+    # Plus the users' dotfiles and the MIOpen folder (plan_env.probe_needs); 'os' for whether sudo is there.
+    'sections': ('os', 'files', 'users', 'ldconfig', 'gpus'),
+    'keys': {
+        'files': 'Root-owned files to write, path to content (profile.d, ld.so.conf.d).',
+        'remove': 'Root-owned files to remove.',
+        'ldconfig': 'Whether the linker cache is rebuilt.',
+        'miopen_dir': 'The shared MIOpen folder to make, or null.',
+        'bashrc': "User to the block of their ~/.bashrc (null: remove it), written as the user.",
+        'become_method': 'How the tasks become each user to write their file: V(ansible.builtin.sudo) where the '
+                         'host has sudo, else V(ansible.builtin.su).',
+    },
+}
+
+
 try:
     from shlex import quote
 except ImportError:  # Python 2
@@ -120,7 +140,7 @@ def shell_lines(node, wanted, stack):
     return lines
 
 
-def plan(node, wanted, stack):
+def plan(node, wanted, stack, host=None, previous=None):
     """wanted: state, rocm_path, hip_platform, hip_path_enabled, gfx_targets, hsa_override_enabled,
     hsa_override_gfx_version, pytorch_rocm_arch_enabled, hcc_amdgpu_target_enabled, miopen_dir, cuda_policy,
     extra_variables, bashrc_enabled.
@@ -245,8 +265,11 @@ def _miopen_dir(node, miopen, result):
     return miopen
 
 
-def probe_needs(node, wanted, stack):
-    """More to read than the first probe did: the shared MIOpen folder and its parent, when one is set."""
+def probe_needs(node, wanted, stack, fresh=()):
+    """More to read than the first probe did: the shared MIOpen folder and its parent, when one is set (and the
+    environment is wanted at all)."""
+    if wanted.get('state') == 'absent':
+        return None
     miopen = (wanted.get('miopen_dir') or '').rstrip('/')
     if miopen and miopen not in (node.get('paths') or {}):
         return {'sections': ['paths'], 'paths': [miopen, os.path.dirname(miopen)]}

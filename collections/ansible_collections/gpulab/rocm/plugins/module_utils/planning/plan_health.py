@@ -16,11 +16,27 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.node import health
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import node_code
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError, file_matches
+
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'health',
+    'role': 'rocm_health',
+    'changes_host': True,
+    # Plus 'paths' (plan_health.probe_needs): the installed program's files.
+    'sections': ('os', 'gpus', 'health'),
+    'keys': {
+        'folders': 'Root-owned folders of the program to make.',
+        'library': "The program's code to write (the collection's module_utils it runs), path to content.",
+        'files': 'The expected values to write (the data file), path to content.',
+        'scripts': 'The entry scripts to write (mode 0755), path to content.',
+    },
+}
+
 
 PROGRAM = '/usr/sbin/gpulab-gpu-health'
 DATA = '/etc/gpulab/health.json'
@@ -64,14 +80,19 @@ def library_files():
     return node_code.library_files(LIB)
 
 
-def compared_paths():
+def probe_paths():
     """Every path the plan compares (the probe's `paths` section describes them: type, owner, mode, sha1)."""
     return [PROGRAM, SLURM_PROGRAM, PROLOG_PROGRAM, DATA] + folders() + sorted(library_files())
 
 
-def probe_needs(node, wanted, stack):
+def has_work(plan, wanted):
+    """The check runs on every run where the role is asked to run it."""
+    return bool(wanted.get('run'))
+
+
+def probe_needs(node, wanted, stack, fresh=()):
     """The compared paths the probe has not described."""
-    missing = [path for path in compared_paths() if path not in (node.get('paths') or {})]
+    missing = [path for path in probe_paths() if path not in (node.get('paths') or {})]
     return {'sections': ['paths'], 'paths': missing} if missing else None
 
 
@@ -113,7 +134,7 @@ def data(node, wanted, stack):
     return checked, values_source, found
 
 
-def plan(node, wanted, stack):
+def plan(node, wanted, stack, host=None, previous=None):
     """wanted: the role's variables (rocm_health_* without the prefix).
 
     Returns the Plan: folders, library (the program's code, 0644), files (the data file, 0644), scripts (0755), each

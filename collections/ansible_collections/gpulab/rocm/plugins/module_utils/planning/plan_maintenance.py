@@ -18,6 +18,37 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.node.health_slurm impo
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'maintenance',
+    'role': 'rocm_maintenance',
+    'changes_host': False,
+    # It guards the other roles' changes: planned with any selected role, after them (it reads their plans);
+    # it applies around them (its drain first, its finish last), and only with work of its own.
+    'selected': 'with_any_role',
+    'applies': 'around',
+    'own_work_only': True,
+    # Planned last in the pass: it reads the other phases' changes there (module_utils/planning/plan_maintenance.py).
+    # Plus 'slurm' and 'slurm_state' where it is on for a host of the Slurm group (plan_maintenance.probe_needs):
+    # other runs read no Slurm state for it.
+    'sections': ('os',),
+    'keys': {
+        'node': "The host's Slurm node name, or null where it is not maintained.",
+        'drain': 'Whether the play drains the node (not when it is drained already).',
+        'wait': 'Whether upgrade.yml takes this Slurm node through the maintenance: it waits for the jobs of the '
+                'node to end before any role changes it.',
+        'resume': 'Whether the node is resumed after its health check passes (never an admin\'s drain).',
+        'reboot': 'Whether the play reboots the node through Slurm (scontrol reboot ASAP) for a driver change.',
+        'reason': 'The drain reason (it starts with V(gpulab: maintenance:)).',
+        'timeout': 'Seconds to wait for the jobs of the drained node (rocm_maintenance_drain_timeout).',
+        'why': 'The decision for this node, in one line (on a maintenance run also one of its notices).',
+    },
+    # Keys no role reads: the planner or the plan action uses them itself.
+    'read_by_plan': ('why',),
+}
+
+
 MARK = 'gpulab: maintenance:'
 DRAIN_REASON = 'gpulab: maintenance: upgrade'
 REBOOT_REASON = 'gpulab: maintenance: reboot'
@@ -35,7 +66,12 @@ def _true(value):
     return value is True or (isinstance(value, str) and value.strip().lower() in ('true', 'yes', '1'))
 
 
-def probe_needs(node, wanted, fresh=()):
+def has_work(plan, wanted):
+    """A drain, a wait, a reboot or a resume of its own."""
+    return any(plan.get(key) for key in ('drain', 'wait', 'reboot', 'resume'))
+
+
+def probe_needs(node, wanted, stack, fresh=()):
     """Slurm's sections, only where the maintenance is on for a host of the Slurm group; slurm_state is read anew
     in each planning of the phase (Slurm's view is live) unless this call read it."""
     if not (_true(wanted.get('enabled')) and _true(wanted.get('slurm_node'))):
@@ -61,7 +97,7 @@ def _reboot_yourself(why, name=None, reason=None):
     return line
 
 
-def plan(node, wanted, stack):
+def plan(node, wanted, stack, host=None, previous=None):
     """The maintenance plan (_decide); on a maintenance run its decision (why) is also a notice, so that the gate
     shows every host's before anything changes."""
     result = _decide(node, wanted, stack)

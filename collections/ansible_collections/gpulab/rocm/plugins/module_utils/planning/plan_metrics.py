@@ -29,6 +29,26 @@ import re
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import amd_exporter_fields, gpu_support, node_code
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'metrics',
+    'role': 'rocm_metrics',
+    'changes_host': True,
+    'sections': ('os', 'packages', 'gpus'),
+    'keys': {
+        'install': 'Packages to install (prometheus-node-exporter) where the host lacks them.',
+        'dirs': "Folders of the writer, its configuration, the textfile and node_exporter's drop-in.",
+        'library': "The writer's code (the collection's module_utils it runs), path to content.",
+        'files': "The writer's configuration, the units and the drop-in, path to content.",
+        'executables': "The writer's command (mode 0755), path to content.",
+        'systemd': 'Whether systemd runs the host (the timer and node_exporter are started there).',
+        'services': 'The units to enable and start where systemd runs (the timer, node_exporter, AMD\'s exporter).',
+        'amd_exporter_query': "Packages to ask apt about (AMD's amdgpu-exporter, before it is installed).",
+    },
+}
+
+
 CLI = '/usr/local/sbin/gpulab-metrics-textfile'
 CONFIG = '/etc/gpulab/metrics.json'
 UNIT_DIR = '/etc/systemd/system'
@@ -50,6 +70,11 @@ AMD_EXPORTER_GFX = ('gfx90a', 'gfx942', 'gfx950')
 # A Prometheus label name; AMD lower-cases custom label names (gpuagent_gpu_metrics.go, initCustomLabels).
 _CUSTOM_LABEL = re.compile(r'^[a-z_][a-z0-9_]{0,63}\Z')
 _CUSTOM_VALUE = re.compile(r'^[A-Za-z0-9_.:/@+ -]{0,128}\Z')
+
+
+def has_work(plan, wanted):
+    """It rewrites its textfile on every run where it is on."""
+    return bool(wanted.get('enabled'))
 
 
 def check(wanted):
@@ -237,7 +262,7 @@ def units(wanted):
     }
 
 
-def plan(node, wanted, stack):
+def plan(node, wanted, stack, host=None, previous=None):
     """wanted: enabled, packages, collectors, textfile_dir, install_dir, interval, listen_address, node_class,
     expected_gpus, health_file, rocm_path, sysfs_root; amd_exporter,
     amd_exporter_fields, amd_exporter_labels, amd_exporter_custom_labels, amd_exporter_port.

@@ -16,6 +16,23 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_su
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError, file_matches
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_release import parse_version
 
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'modules',
+    'role': 'rocm_modules',
+    'changes_host': True,
+    # Plus the modulefile folders (plan_modules.probe_needs).
+    'sections': ('os', 'packages', 'gpus', 'modules'),
+    'keys': {
+        'install': 'Distribution packages to install for the modules tool (Environment Modules when asked).',
+        'dirs': 'Modulefile folders to make.',
+        'files': 'Modulefiles and the default marker to write, path to content.',
+        'remove': 'Modulefiles of this collection to remove (releases no longer installed).',
+    },
+}
+
+
 # Where each tool's Debian/Ubuntu package looks first (its modulespath file): both are in the default MODULEPATH.
 TOOLS = {'lmod': '/etc/lmod/modules', 'environment-modules': '/etc/environment-modules/modules'}
 TOOL_CHOICES = ('auto',) + tuple(sorted(TOOLS))
@@ -90,7 +107,7 @@ def default_release(node, stack, found):
     return None
 
 
-def plan(node, wanted, stack):
+def plan(node, wanted, stack, host=None, previous=None):
     """wanted: state, tool, install, path, hsa_override_enabled, gfx_targets.
 
     Returns the Plan: tool, folder (the modulefile folder), install [packages], dirs [folders to make], files
@@ -209,7 +226,7 @@ def _linker_notices(node, result):
                         'lines (docs/modules.md)' % (path, ', '.join(versioned), ENV_LDCONFIG))
 
 
-def probe_needs(node, wanted, stack):
+def probe_needs(node, wanted, stack, fresh=()):
     """The modulefile folder named by rocm_modules_path, when the probe has not read it."""
     path = (wanted.get('path') or '').rstrip('/')
     dirs = (node.get('modules') or {}).get('dirs')

@@ -10,6 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import planner
+
 _CLAIM = ' Nothing was changed.'
 
 
@@ -69,83 +71,62 @@ def printable(text):
                    (r'\x%02x' % ord(char)) for char in text)
 
 
-# Planned last, from every other phase's planned changes (plan_maintenance.py): an earlier change is already in its
-# plan, so it applies only where that plan has work (a drain, a wait, a reboot, a resume), never just for following
-# a change.
-OWN_WORK_ONLY = ('maintenance',)
+def _declared(phase, key, default=None):
+    return planner.CONTRACT[phase].get(key, default)
 
 
 def applies(plan_pass):
     """The phases whose roles the play applies after the gate, in order: each one with work of its own, and every one
-    after a phase that changes something (its role plans again from what that change left), but for OWN_WORK_ONLY
-    and the roles switched off on this host. On a converged host: only the roles that check or report on every
-    run."""
+    after a phase that changes something (its role plans again from what that change left), but for the phases
+    declared own_work_only (planned after the others, it read their changes already) and the roles switched off on
+    this host. On a converged host: only the roles that check or report on every run."""
     changes = (plan_pass or {}).get('changes') or {}
     work = (plan_pass or {}).get('work') or {}
-    own_work_only = set(OWN_WORK_ONLY) | set((plan_pass or {}).get('off') or ())
+    off = set((plan_pass or {}).get('off') or ())
     chosen, changed = [], False
     for phase in (plan_pass or {}).get('order') or []:
-        if work.get(phase, True) or (changed and phase not in own_work_only):
+        own_work_only = phase in off or _declared(phase, 'own_work_only', False)
+        if work.get(phase, True) or (changed and not own_work_only):
             chosen.append(phase)
         changed = changed or bool(changes.get(phase))
     return chosen
 
 
-# The phases that are no role of their own among provision.yml's roles: the probe and its checks (preflight), and
-# the maintenance, which the loop includes around the roles (its drain before them, its finish after).
-NOT_ROLES = ('preflight', 'maintenance')
-
-
-def tagged(phases, inherited, only_tags, skip_tags):
-    """The phases of the pass that the run's --tags and --skip-tags select, in order. A role's phase is selected as a
-    task tagged with the phase and the tags it inherits (those of the playbook's import, such as site.yml's
-    `provision`) would be (ansible.playbook.taggable.Taggable.evaluate_tags). The probe and its checks (preflight)
-    go with any selected phase unless `preflight` itself is skipped, and alone under --tags preflight; the
-    maintenance goes with any selected role, whose changes it guards. The pass is tagged `always` in the play, so
-    that it runs under any tag; a run whose tags select no phase gets none."""
-    only, skip, inherited = set(only_tags or ()), set(skip_tags or ()), set(inherited or ())
-
-    def runs(tag, only_tags):
-        return _runs(set([tag]) | inherited, only_tags, skip)
-
-    roles = [phase for phase in phases if phase not in NOT_ROLES and runs(phase, only)]
+def tagged(phases, runs):
+    """The phases of the pass that the run's --tags and --skip-tags select, in order. runs(tag): whether a task of
+    the play tagged with tag would run (the action asks Ansible itself). A phase is selected by its own tag; one
+    declared selected 'with_any_phase' (the probe's checks) also goes with any other selected phase unless its own
+    tag is skipped, and one declared 'with_any_role' (the maintenance) goes with any selected phase whose role
+    applies. The pass is tagged `always` in the play, so that it runs under any tag; a run whose tags select no
+    phase gets none."""
+    own = [phase for phase in phases if runs(phase, True)]
+    roles = [phase for phase in own if _declared(phase, 'applies', 'role') == 'role']
     chosen = []
     for phase in phases:
-        if phase == 'preflight':
-            selected = runs(phase, only) or (bool(roles) and runs(phase, set(['all'])))
-        elif phase == 'maintenance':
-            selected = bool(roles)
+        selected = _declared(phase, 'selected')
+        if selected == 'with_any_phase':
+            pick = phase in own or (bool(roles) and runs(phase, False))
+        elif selected == 'with_any_role':
+            pick = bool(roles)
         else:
-            selected = phase in roles
-        if selected:
+            pick = phase in roles
+        if pick:
             chosen.append(phase)
     return chosen
 
 
-def _runs(tags, only, skip):
-    """Taggable.evaluate_tags (ansible-core 2.19) for a task with these tags, which are never empty here."""
-    run = True
-    if only:
-        run = ('always' in tags or ('all' in only and 'never' not in tags) or not tags.isdisjoint(only)
-               or ('tagged' in only and 'never' not in tags))
-    if run and skip:
-        if 'all' in skip:
-            run = 'always' in tags and 'always' not in skip
-        elif not tags.isdisjoint(skip) or 'tagged' in skip:
-            run = False
-    return run
-
-
 def role_includes(apply):
-    """What provision.yml's one loop after the gate includes, in order, each {name, tasks_from, tags}: each phase in
-    apply by its role (tagged with the phase), and where maintenance applies its drain first and its finish last
-    (tagged always: the pass planned it for the roles the run's tags select, and they must not change a node that is
-    not drained)."""
-    roles = [{'name': 'rocm_%s' % phase, 'tasks_from': 'main', 'tags': [phase]}
-             for phase in apply if phase not in NOT_ROLES]
-    if 'maintenance' in apply:
-        roles = ([{'name': 'rocm_maintenance', 'tasks_from': 'drain', 'tags': ['always']}] + roles
-                 + [{'name': 'rocm_maintenance', 'tasks_from': 'finish', 'tags': ['always']}])
+    """What provision.yml's loop of roles after the gate includes, in order, each {name, tasks_from, tags}: the role
+    of each phase in apply tagged with its phase, and a phase declared to apply 'around' the others (the
+    maintenance) as its drain first and its finish last, tagged always (the pass planned it for the roles the run's
+    tags select, and they must not change a node it did not drain)."""
+    roles = [{'name': _declared(phase, 'role'), 'tasks_from': 'main', 'tags': [phase]}
+             for phase in apply if _declared(phase, 'applies', 'role') == 'role']
+    for phase in apply:
+        if _declared(phase, 'applies') == 'around':
+            role = _declared(phase, 'role')
+            roles = ([{'name': role, 'tasks_from': 'drain', 'tags': ['always']}] + roles
+                     + [{'name': role, 'tasks_from': 'finish', 'tags': ['always']}])
     return roles
 
 

@@ -12,6 +12,24 @@ __metaclass__ = type
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support, rocm_release
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import driver_wanted
 
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'preflight',
+    'role': 'rocm_preflight',
+    'changes_host': False,
+    # The probe's own checks: planned from a whole new reading of the host, with any phase the run selects
+    # (alone under its own tag), and no role to apply after the gate.
+    'reads_all': True,
+    'selected': 'with_any_phase',
+    'applies': 'never',
+    'sections': ('os', 'packages', 'apt', 'users', 'disk', 'firmware', 'gpus'),
+    'keys': {'problems': 'Why the host is not fit for the release (the gate lists them); empty when it is.'},
+    # The key whose entries stop the host at the gate (other phases refuse by raising PlanError).
+    'gate': 'problems',
+}
+
+
 POLICIES = ('fail', 'warn', 'ignore')
 
 
@@ -63,7 +81,7 @@ def distribution_lists(apt, needs):
                 'install stops before any package changes, with apt\'s line naming it)' % error]
 
 
-def plan(node, wanted, stack):
+def plan(node, wanted, stack, host=None, previous=None):
     """wanted: gpus_required, unsupported_gpu (fail|warn), degraded_link (fail|warn|ignore), min_free_gb.
 
     Returns {'problems', 'notices', 'gpus' (support per GPU), 'driver_wanted', 'in_container', 'nvidia_present'}.

@@ -20,6 +20,23 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.apt.openpgp import nor
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError, Plan, file_matches
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import driver_wanted
 
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'repo',
+    'role': 'rocm_repo',
+    'changes_host': True,
+    'sections': ('os', 'packages', 'apt', 'files', 'gpus'),
+    'keys': {
+        'apply': 'V(present) (install key, sources, pin), V(absent) (remove them) or V(none).',
+        'contents': 'The sources and pin files to write, path to content.',
+        'remove': 'Paths to remove (old sources, the key when absent).',
+        'refresh_scope': "V(sources) (only the lists of the ROCm sources) or V(all) (every list once, where apt has none "
+                         'yet and the archive answers).',
+    },
+}
+
+
 HEADER = '# Managed by gpulab.rocm (role rocm_repo): %s. Local changes are overwritten.\n'
 _URL_RE = re.compile(r'^(https?|file)://[^\s\[\]"\'\\#]+\Z')  # no '#': apt reads the rest as a comment
 _TOKEN_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*\Z')
@@ -106,7 +123,7 @@ def contents(node, wanted, stack):
     return files
 
 
-def plan(node, wanted, stack):
+def plan(node, wanted, stack, host=None, previous=None):
     """wanted: state (present|absent), base_url, key_url, key_fingerprints, keyring, amdgpu_version, architecture,
     pin_origin, pin_priority.
 

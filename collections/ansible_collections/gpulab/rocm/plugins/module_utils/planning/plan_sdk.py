@@ -14,6 +14,30 @@ import time
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support, rocm_packages, rocm_release
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'sdk',
+    'role': 'rocm_sdk',
+    'changes_host': True,
+    'sections': ('os', 'packages', 'apt', 'alternatives', 'gpus'),
+    'keys': {
+        'repair': 'Whether an interrupted dpkg run must be finished first.',
+        'refresh_lists': "Whether the distribution's lists are refreshed before asking apt.",
+        'query': 'Package names to ask apt about (its candidates decide the package change).',
+        'orphan_check': 'Whether apt autoremove is read before purging the distribution packages.',
+        'packages': 'The package change once the candidates are known: install, prepurge, purge, download_first, '
+                    'unpublished; null before.',
+        'refresh_after': 'Probe sections to read again after the package change.',
+        'purge_orphans': 'Dependencies only the purged distribution packages needed, to remove.',
+        'alternative': 'The release /opt/rocm must point at now, or null.',
+        'set_alternative': 'The release /opt/rocm is set to after a package change (side by side), or null.',
+        'allow_held': 'Whether apt may change held packages (rocm_sdk_hold owns the holds).',
+        'holds': 'Package name to V(hold) for the holds to set.',
+    },
+}
+
+
 # The distribution's own ROCm packages per OS (rocm-reference.md section 9): Debian 13's are resolved against its
 # real archive in the distro scenario (test_distro_defaults.py), Ubuntu 24.04's follow its package index.
 DISTRO_DEFAULTS = {
@@ -72,14 +96,14 @@ def _installed(node):
                 for name, (abbrev, version) in (node.get('packages') or {}).items())
 
 
-def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
+def plan(node, wanted, stack, host=None, previous=None):
     """wanted: state, packages, dev_packages_enabled, dev_packages, extra_packages, distro_packages, hold,
     kdb_enabled, kdb_gfx_targets, cache_valid_time. With the probe's 'candidates' (apt-cache madison of the names in
     'query'), the package changes; without them, whether anything must change at all.
 
     previous: this phase's last plan in this run (the action keeps it): what apt would autoremove before the
-    package change comes from there. check_mode: packages apt does not offer are a notice, not a refusal (the
-    repository may not be configured yet).
+    package change comes from there. host: in check mode (its check_mode), packages apt does not offer are a
+    notice, not a refusal (the repository may not be configured yet).
 
     Returns the Plan: refresh_after (probe sections to read again after the package change),
     repair (finish an interrupted dpkg run), refresh_lists (distro source, stale lists), query
@@ -129,7 +153,7 @@ def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
             result.change('change the ROCm packages', why)
             if package_spec['source'] == 'distro' and package_spec['state'] == 'present':
                 newest = (node.get('apt') or {}).get('newest_release_mtime')
-                age = (now or time.time()) - newest if newest else None
+                age = time.time() - newest if newest else None
                 if age is None or age > int(wanted.get('cache_valid_time') or 0):
                     result['refresh_lists'] = True
                     result.change("refresh the distribution's package lists", 'they are %s' % (
@@ -142,7 +166,7 @@ def plan(node, wanted, stack, now=None, previous=None, check_mode=False):
             raise PlanError('rocm_sdk: apt cannot read the host\'s apt sources, so it offers none of %s: %s. Fix or '
                             'remove that file, then run again. No package was changed (the ROCm sources that '
                             'rocm_repo wrote stay).' % (', '.join(packages['missing']), node['sources_error']))
-        if packages['missing'] and not check_mode:
+        if packages['missing'] and not (host or {}).get('check_mode'):
             raise PlanError('rocm_sdk: not in the configured apt repositories: %s. Check the package names '
                             '(rocm_sdk_packages, rocm_sdk_extra_packages%s) and that the repository holds this '
                             'release.%s' % (

@@ -14,6 +14,23 @@ import re
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_release
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'validate',
+    'role': 'rocm_validate',
+    'changes_host': False,
+    # The benchmarks look at the GPU themselves: no probe section.
+    'sections': (),
+    'keys': {
+        'interpreter': 'The Python that runs gpu_bench.py (the venv\'s when PyTorch is installed there).',
+        'args': "gpu_bench.py's arguments after the script and --output (benchmarks and their settings).",
+        'wheel_tag': "PyTorch's wheel index name for the release (V(rocmX.Y), or V(rocmX.Y.Z) for a point "
+                     'release it publishes on its own).',
+    },
+}
+
+
 BENCHMARKS = ('gemm', 'bandwidth', 'resnet50', 'bert')
 _VERSION_RE = re.compile(r'[0-9]+\.[0-9]+(\.[0-9]+)?')
 # gpu_bench.py's option for each scalar setting, in the order it is given (the rest are built below).
@@ -36,7 +53,7 @@ def _argument(value):
     return str(value)
 
 
-def plan(node, wanted, stack):
+def plan(node, wanted, stack, host=None, previous=None):
     """wanted: enabled {benchmark: bool}, settings {name: value} (_OPTIONS), power_enabled, power_interval_s, tiny,
     extra_args, python, install_pytorch, venv, rocm_version ('' = the stack-wide one), thresholds, report_src,
     report_src_is_file, fetch_dest.

@@ -14,8 +14,29 @@ import re
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, gpu_support
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
+# The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
+# role reads, and how the plan pass treats it; planner.REGISTRY collects it.
+PHASE = {
+    'name': 'verify',
+    'role': 'rocm_verify',
+    'changes_host': False,
+    'sections': ('os', 'gpus', 'tools', 'versions'),
+    'keys': {
+        'problems': 'What does not work on the node as planned (the role fails on them).',
+        'stats': "The node's figures, recorded for AWX where the role passes O(stats_key).",
+        'summary': 'The GPU agents in one list of lines.',
+    },
+    'read_by_plan': ('stats',),
+}
 
-def plan(node, wanted, stack, name=None):
+
+
+def has_work(plan, wanted):
+    """It reports on every run."""
+    return True
+
+
+def plan(node, wanted, stack, host=None, previous=None):
     """wanted: expected_gfx_targets. Returns the Plan: record, problems, stats (the set_stats entry), summary."""
     result = Plan('verify')
     targets = list(wanted.get('expected_gfx_targets') or [])
@@ -24,7 +45,7 @@ def plan(node, wanted, stack, name=None):
         raise PlanError('rocm_verify_expected_gfx_targets holds values that are not gfx targets such as gfx90a: %s'
                         % ', '.join(map(repr, bad)))
     rocminfo = (node.get('tools') or {}).get('rocminfo') or {}
-    record = fleet_report.host_record(node, name)
+    record = fleet_report.host_record(node, (host or {}).get('name'))
     problems = []
     if not rocminfo.get('present'):
         problems.append('rocminfo is not installed (run the rocm_sdk role)')

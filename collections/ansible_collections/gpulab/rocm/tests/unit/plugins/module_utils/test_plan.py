@@ -63,7 +63,7 @@ def test_a_converged_host_plans_no_change_in_any_phase():
     assert (sdk["changes"], sdk["query"]) == ([], [])
     assert plan_access.plan(node, ACCESS, inputs())["changes"] == []
     assert plan_env.plan(node, ENV, inputs())["changes"] == []
-    verify = plan_verify.plan(node, {"expected_gfx_targets": ["gfx90a"]}, inputs(rocm_expected_gpu_count=1), "n1")
+    verify = plan_verify.plan(node, {"expected_gfx_targets": ["gfx90a"]}, inputs(rocm_expected_gpu_count=1), {"name": "n1"})
     assert verify["problems"] == [] and verify["summary"] == "1 GPU agent(s): AMD Instinct MI250X (gfx90a)"
 
 
@@ -362,12 +362,12 @@ def with_pci(node, *devices):
 
 
 def test_verify_names_the_expected_and_the_found_gpu_count():
-    plan = plan_verify.plan(probe(CONVERGED), {"expected_gfx_targets": []}, inputs(rocm_expected_gpu_count=4), "n1")
+    plan = plan_verify.plan(probe(CONVERGED), {"expected_gfx_targets": []}, inputs(rocm_expected_gpu_count=4), {"name": "n1"})
     assert plan["problems"] == ["rocminfo lists 1 GPU agent(s), expected 4 (rocm_expected_gpu_count)"]
 
 
 def test_verify_names_the_missing_and_the_found_gfx_targets():
-    plan = plan_verify.plan(probe(CONVERGED), {"expected_gfx_targets": ["gfx90a", "gfx942"]}, inputs(), "n1")
+    plan = plan_verify.plan(probe(CONVERGED), {"expected_gfx_targets": ["gfx90a", "gfx942"]}, inputs(), {"name": "n1"})
     assert plan["problems"] == ["gfx targets missing: gfx942 (rocminfo lists gfx90a)"]
 
 
@@ -380,7 +380,7 @@ def test_verify_by_default_wants_every_gpu_of_the_bus_that_rocm_runs_on():
                     pci_device("0000:0b:00.0", "Navi 23 [Radeon RX 6600]", "gfx1032"),
                     pci_device("0000:0c:00.0", "unknown device 0x1234", None),
                     pci_device("0000:41:00.0", "GH100 [H200]", None, driver="nvidia", vendor="NVIDIA"))
-    plan = plan_verify.plan(node, {"expected_gfx_targets": []}, inputs(), "n1")
+    plan = plan_verify.plan(node, {"expected_gfx_targets": []}, inputs(), {"name": "n1"})
     assert len(plan["problems"]) == 1, plan["problems"]
     problem = plan["problems"][0]
     assert problem.startswith("rocminfo does not list 2 of the AMD GPUs on the PCI bus that ROCm 6.2.4 runs on: "
@@ -389,8 +389,8 @@ def test_verify_by_default_wants_every_gpu_of_the_bus_that_rocm_runs_on():
     assert "set rocm_expected_gpu_count" in problem
     # Every GPU seen: nothing to report; an explicit count is the admin's word and replaces the bus check.
     seen = with_pci(probe(CONVERGED), pci_device("0000:d1:00.0", "Aldebaran/MI200 [Instinct MI250X]", "gfx90a"))
-    assert plan_verify.plan(seen, {"expected_gfx_targets": []}, inputs(), "n1")["problems"] == []
-    assert plan_verify.plan(node, {"expected_gfx_targets": []}, inputs(rocm_expected_gpu_count=1), "n1")[
+    assert plan_verify.plan(seen, {"expected_gfx_targets": []}, inputs(), {"name": "n1"})["problems"] == []
+    assert plan_verify.plan(node, {"expected_gfx_targets": []}, inputs(rocm_expected_gpu_count=1), {"name": "n1"})[
         "problems"] == []
 
 
@@ -425,7 +425,7 @@ def test_a_package_apt_does_not_offer_is_refused_once_apt_is_asked_and_says_no_p
     with pytest.raises(PlanError, match=r"yet \(it had finished the interrupted dpkg run first\)\.$"):
         plan_sdk.plan(node, wanted, inputs(), previous={"repair": True})
     # In check mode the repository may not be configured yet: a notice of the role, not a refusal.
-    assert plan_sdk.plan(node, wanted, inputs(), check_mode=True)["packages"]["missing"] == ["hipfft (ROCm 6.2.4)"]
+    assert plan_sdk.plan(node, wanted, inputs(), {"check_mode": True})["packages"]["missing"] == ["hipfft (ROCm 6.2.4)"]
 
 
 def test_the_orphans_to_remove_come_from_the_phase_s_previous_plan():

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import slurm_conf as sc
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, plan_slurm, planner
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, plan_slurm, plan_slurm_node, slurm_files, planner
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci, read_cpu_topology
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError, sha1
 from ansible_collections.gpulab.rocm.tests.unit import sysfs_tree
@@ -65,13 +65,13 @@ PartitionName=all Nodes=ALL Default=YES
 
 
 def record(node, **over):
-    return plan_slurm.node_record(node, dict(NODE, **over))["node"]
+    return plan_slurm_node.plan(node, dict(NODE, **over), {})["node"]
 
 
 def cluster(node, rec, **over):
     wanted = dict(CLUSTER, record=rec, nodes={"gpu01": rec}, controller_record=CTL)
     wanted.update(over)
-    return plan_slurm.plan(node, wanted)
+    return plan_slurm.plan(node, wanted, {})
 
 
 def converged(node, result):
@@ -90,7 +90,7 @@ def converged(node, result):
 def test_one_gres_line_per_gpu_with_type_render_node_and_the_cores_of_its_numa_node(tmp_path):
     rec = record(probe(tmp_path, TWO_MI250X))
     assert rec["gres"] == "gpu:mi250x:2"
-    assert plan_slurm.gres_block(rec) == [
+    assert slurm_files.gres_block(rec) == [
         "AutoDetect=off",
         "Name=gpu Type=mi250x File=/dev/dri/renderD128 Flags=amd_gpu_env Cores=0-1  # 0000:c1:00.0",
         "Name=gpu Type=mi250x File=/dev/dri/renderD129 Flags=amd_gpu_env Cores=2-3  # 0000:d1:00.0"]
@@ -107,7 +107,7 @@ def test_the_type_comes_from_the_device_id_and_revision_and_can_be_renamed(tmp_p
 
 def test_an_unknown_numa_node_gives_no_cores_and_a_gpu_without_render_node_is_left_out(tmp_path):
     no_drm = dict(TWO_MI250X[0], drm=[])
-    result = plan_slurm.node_record(probe(tmp_path, RX7900XTX + [no_drm]), NODE)
+    result = plan_slurm_node.plan(probe(tmp_path, RX7900XTX + [no_drm]), NODE, {})
     assert [gpu["file"] for gpu in result["node"]["gpus"]] == ["/dev/dri/renderD128"]
     assert result["node"]["gpus"][0]["cores"] is None
     assert "GPU 0000:c1:00.0 (AMD Instinct MI250X / MI250) has no render node" in result["notices"][0]
@@ -117,7 +117,7 @@ def test_autodetect_rsmi_where_slurmd_has_the_plugin(tmp_path):
     node = probe(tmp_path, TWO_MI250X, slurm={"rsmi_plugin": True})
     rec = record(node)
     assert rec["autodetect"] and rec["gres"] == "gpu:2"
-    assert plan_slurm.gres_block(rec)[-1] == "AutoDetect=rsmi"
+    assert slurm_files.gres_block(rec)[-1] == "AutoDetect=rsmi"
     assert record(node, gres_autodetect="never")["gres"] == "gpu:mi250x:2"
 
 
@@ -171,12 +171,12 @@ def test_a_gpu_change_restarts_the_daemons_that_take_it_and_reconfigures_the_oth
     result = cluster(gone, record(gone))
     assert result["remove"] == ["/etc/slurm/gres.conf"]  # it held the block alone
     assert result["restart"] == ["slurmd"]
-    assert plan_slurm.gres_changes("GresTypes=mps\n", "GresTypes=mps,gpu\n") is None
-    assert plan_slurm.gres_changes("", "NodeName=a Gres=gpu:x:1\n") is None
-    assert plan_slurm.gres_changes("NodeName=a Gres=gpu:x:1\nNodeName=b\n",
+    assert slurm_files.gres_changes("GresTypes=mps\n", "GresTypes=mps,gpu\n") is None
+    assert slurm_files.gres_changes("", "NodeName=a Gres=gpu:x:1\n") is None
+    assert slurm_files.gres_changes("NodeName=a Gres=gpu:x:1\nNodeName=b\n",
                                    "NodeName=a Gres=gpu:x:2\nNodeName=b Gres=gpu:y:1\n") == ["a", "b"]
-    assert plan_slurm.gres_changes("NodeName=a CPUs=2 Gres=gpu:x:1\n", "NodeName=a CPUs=4 Gres=gpu:x:2\n") is None
-    assert plan_slurm.gres_changes("NodeName=n[1-2] Gres=mps:1,gpu:x:1\n", "NodeName=n[1-2] Gres=mps:1\n") == [
+    assert slurm_files.gres_changes("NodeName=a CPUs=2 Gres=gpu:x:1\n", "NodeName=a CPUs=4 Gres=gpu:x:2\n") is None
+    assert slurm_files.gres_changes("NodeName=n[1-2] Gres=mps:1,gpu:x:1\n", "NodeName=n[1-2] Gres=mps:1\n") == [
         "n1", "n2"]
 
 
@@ -196,8 +196,8 @@ def test_lines_the_role_cannot_own_are_refused(tmp_path):
 def test_a_gres_conf_keeps_the_labs_other_lines(tmp_path):
     node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": LAB_CONF, "gres.conf": "Name=mps Count=100\n"})
     text = cluster(node, record(node))["files"]["/etc/slurm/gres.conf"]
-    assert text.startswith("Name=mps Count=100\n\n" + plan_slurm.BLOCK_BEGIN + "\nAutoDetect=off\n")
-    assert text.endswith(plan_slurm.BLOCK_END + "\n")
+    assert text.startswith("Name=mps Count=100\n\n" + slurm_files.BLOCK_BEGIN + "\nAutoDetect=off\n")
+    assert text.endswith(slurm_files.BLOCK_END + "\n")
 
 
 # --- a Slurm the role installs --------------------------------------------------------------------------------------
@@ -250,9 +250,9 @@ def test_the_munge_key_is_made_on_the_controller_and_copied_to_the_others(tmp_pa
 
 def test_the_packages_a_host_lacks(tmp_path):
     node = probe(tmp_path, [], packages={"munge": ["ii ", "0.5.15-2"]})
-    result = plan_slurm.node_record(node, dict(NODE, install=True, controller=True, compute=True))
+    result = plan_slurm_node.plan(node, dict(NODE, install=True, controller=True, compute=True), {})
     assert result["packages"] == ["slurmctld", "slurm-client", "slurmd"]
-    assert plan_slurm.node_record(node, NODE)["packages"] == []
+    assert plan_slurm_node.plan(node, NODE, {})["packages"] == []
 
 
 # --- every value written is checked -------------------------------------------------------------------------------
@@ -267,7 +267,7 @@ def test_the_packages_a_host_lacks(tmp_path):
 ])
 def test_bad_node_values_are_refused_before_any_change(tmp_path, over, words):
     with pytest.raises(PlanError) as failure:
-        plan_slurm.node_record(probe(tmp_path, TWO_MI250X), dict(NODE, **over))
+        plan_slurm_node.plan(probe(tmp_path, TWO_MI250X), dict(NODE, **over), {})
     assert words in str(failure.value) and "Nothing was changed" in str(failure.value)
 
 
@@ -332,8 +332,8 @@ def test_the_report_reads_slurms_live_view_only_where_the_host_has_slurm():
     with_slurm = {"sections": read, "slurm": {"binaries": {"scontrol": "/usr/bin/scontrol"}}}
     assert planner.probe_needs("report", with_slurm, {}, {})["sections"] == ["slurm", "slurm_state"]
     assert planner.probe_needs("report", with_slurm, {}, {}, fresh={"slurm", "slurm_state"}) is None
-    assert planner.probe_needs("report", {"sections": []}, {}, {})["sections"] == [
-        "os", "gpus", "tools", "versions", "slurm", "health", "slurm_state"]
+    assert planner.probe_needs("report", {"sections": []}, {}, {})["sections"] == sorted([
+        "os", "gpus", "tools", "versions", "slurm", "health", "slurm_state"])
 
 
 # --- a whole cluster, as the role runs it: every record, then every host's plan, applied, planned again -------------
@@ -341,15 +341,15 @@ def test_the_report_reads_slurms_live_view_only_where_the_host_has_slurm():
 def run_cluster(hosts, install=True):
     """One run of the role over {host: probe}: the records, each host's plan, its files written into the probe."""
     roles = {"ctl": (True, False), "n1": (False, True), "n2": (False, True)}
-    records = dict((name, plan_slurm.node_record(node, dict(NODE, node_name=name, install=install,
+    records = dict((name, plan_slurm_node.plan(node, dict(NODE, node_name=name, install=install,
                                                             controller=roles[name][0], compute=roles[name][1],
-                                                            node_addr="127.0.0.1"))["node"])
+                                                            node_addr="127.0.0.1"), {})["node"])
                    for name, node in hosts.items())
     plans = {}
     for name, node in hosts.items():
         plans[name] = plan_slurm.plan(node, dict(CLUSTER, install=install, controller=roles[name][0],
                                                  compute=roles[name][1], record=records[name], nodes=records,
-                                                 controller_record=records["ctl"]))
+                                                 controller_record=records["ctl"]), {})
     for name, result in plans.items():
         hosts[name] = converged(hosts[name], result)
         if result["munge_key"] in ("create", "install", "fix"):
@@ -399,12 +399,12 @@ def test_the_health_check_lines_are_owned_lines_of_the_labs_slurm_conf(tmp_path)
     conf = result["files"]["/etc/slurm/slurm.conf"]
     lines = conf.splitlines()
     assert [line for line in lines if line.startswith("HealthCheck")] == [
-        "HealthCheckInterval=30" + plan_slurm.OWNED_LINE, "HealthCheckNodeState=ANY" + plan_slurm.OWNED_LINE,
-        "HealthCheckProgram=/usr/sbin/gpulab-slurm-health" + plan_slurm.OWNED_LINE]
-    assert lines.index("HealthCheckProgram=/usr/sbin/gpulab-slurm-health" + plan_slurm.OWNED_LINE) < \
+        "HealthCheckInterval=30" + slurm_files.OWNED_LINE, "HealthCheckNodeState=ANY" + slurm_files.OWNED_LINE,
+        "HealthCheckProgram=/usr/sbin/gpulab-slurm-health" + slurm_files.OWNED_LINE]
+    assert lines.index("HealthCheckProgram=/usr/sbin/gpulab-slurm-health" + slurm_files.OWNED_LINE) < \
         lines.index("NodeName=gpu01 CPUs=4 Gres=mps:100,gpu:mi250x:2 State=UNKNOWN")
     # a lab's own interval is replaced by ours, marked; off again removes only our lines
-    edited = conf.replace("HealthCheckInterval=30" + plan_slurm.OWNED_LINE, "HealthCheckInterval=600")
+    edited = conf.replace("HealthCheckInterval=30" + slurm_files.OWNED_LINE, "HealthCheckInterval=600")
     node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": edited})
     again = cluster(node, record(node), **HEALTH)["files"]["/etc/slurm/slurm.conf"]
     assert again == conf
@@ -428,9 +428,9 @@ def test_an_installed_slurm_gets_the_health_lines_and_slurmd_its_drop_in(tmp_pat
     node["paths"][plan_slurm.DROPIN] = {"exists": True, "type": "file", "sha1": sha1(plan_slurm.DROPIN_TEXT)}
     assert plan_slurm.DROPIN not in cluster(node, record(node), install=True, **HEALTH)["files"]
     assert planner.probe_needs("slurm", {"sections": ["os", "slurm"]}, {"compute": True}, {})["paths"] == [
-        plan_slurm.DROPIN_DIR, plan_slurm.DROPIN, "/run/systemd/system", plan_slurm.HEALTH_PROGRAM,
+        plan_slurm.DROPIN_DIR, plan_slurm.DROPIN, "/run/systemd/system", slurm_files.HEALTH_PROGRAM,
         plan_slurm.PROLOG_PROGRAM]
-    node["paths"][plan_slurm.HEALTH_PROGRAM] = {"exists": False, "type": None}
+    node["paths"][slurm_files.HEALTH_PROGRAM] = {"exists": False, "type": None}
     assert "/usr/sbin/gpulab-slurm-health is not installed on this node" in " ".join(
         cluster(node, record(node), install=True, **HEALTH)["notices"])
 
@@ -442,7 +442,7 @@ def test_the_prolog_lines_are_owned_and_add_to_the_labs_own_flags(tmp_path):
     lines = conf.splitlines()
     # the lab's lines keep their words, ours are added; the Prolog line is owned, before the first node line
     assert "PrologFlags=X11,Alloc" in lines and "SchedulerParameters=bf_continue,defer,nohold_on_prolog_fail" in lines
-    assert lines.index("Prolog=/usr/sbin/gpulab-slurm-prolog" + plan_slurm.OWNED_LINE) < \
+    assert lines.index("Prolog=/usr/sbin/gpulab-slurm-prolog" + slurm_files.OWNED_LINE) < \
         lines.index("NodeName=gpu01 CPUs=4 Gres=mps:100,gpu:mi250x:2 State=UNKNOWN")
     # a second plan changes nothing; Contain implies Alloc
     node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": conf})
@@ -453,8 +453,8 @@ def test_the_prolog_lines_are_owned_and_add_to_the_labs_own_flags(tmp_path):
     assert "Prolog=" not in off and "PrologFlags=X11,Alloc" in off.splitlines()
     # without lines of the lab's own: three owned lines
     assert plan_slurm.prolog_lines(["NodeName=a"], True) == [
-        "Prolog=/usr/sbin/gpulab-slurm-prolog" + plan_slurm.OWNED_LINE, "PrologFlags=Alloc" + plan_slurm.OWNED_LINE,
-        "SchedulerParameters=nohold_on_prolog_fail" + plan_slurm.OWNED_LINE, "NodeName=a"]
+        "Prolog=/usr/sbin/gpulab-slurm-prolog" + slurm_files.OWNED_LINE, "PrologFlags=Alloc" + slurm_files.OWNED_LINE,
+        "SchedulerParameters=nohold_on_prolog_fail" + slurm_files.OWNED_LINE, "NodeName=a"]
 
 
 def test_an_installed_slurm_gets_the_prolog_lines_only_when_asked(tmp_path):
@@ -465,7 +465,7 @@ def test_an_installed_slurm_gets_the_prolog_lines_only_when_asked(tmp_path):
                  conf_extra={"SchedulerParameters": "bf_continue"}, **HEALTH)
     lines = on["files"]["/etc/slurm/slurm.conf"].splitlines()
     assert "SchedulerParameters=bf_continue,nohold_on_prolog_fail" in lines, lines
-    assert "PrologFlags=Alloc" + plan_slurm.OWNED_LINE in lines
+    assert "PrologFlags=Alloc" + slurm_files.OWNED_LINE in lines
     alone = cluster(node, record(node), install=True, health_prolog=True, health_check=False)
     assert "a node the prolog refuses stays drained" in " ".join(alone["notices"])
     node["paths"] = {plan_slurm.PROLOG_PROGRAM: {"exists": False, "type": None}}
