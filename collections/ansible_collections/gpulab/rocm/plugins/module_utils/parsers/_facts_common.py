@@ -240,11 +240,6 @@ def load_json(text, start, tool, command):
     return data
 
 
-def first_line_matching(text, pattern):
-    match = re.search(pattern, text, re.M)
-    return match.group(0).strip() if match else None
-
-
 # --- shared by the facts modules (plain data in, plain data out; host/facts_module.py makes the module calls) ---
 
 TOOL_DIRS = ['/opt/rocm/bin']
