@@ -8,7 +8,13 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    """Shared documentation of the GPU facts modules (gpulab.rocm.*_facts)."""
+    """Shared documentation of the GPU facts modules (gpulab.rocm.*_facts).
+
+    Only DOCUMENTATION (options, attributes, notes, seealso) can come from a fragment: ansible-core merges fragments
+    into it alone (ansible.utils.plugin_docs.add_fragments), never into RETURN. So each module keeps its RETURN; the
+    facts that the three tool modules share (present, source, gpu_count, error, detail) are described word for word
+    the same, and tests/unit/plugins/modules/test_facts_return_docs.py keeps them so.
+    """
 
     # Every facts module: read-only, returns ansible_facts.
     DOCUMENTATION = r'''

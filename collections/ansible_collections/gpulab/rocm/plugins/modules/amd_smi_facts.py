@@ -72,10 +72,10 @@ ansible_facts:
       type: dict
       contains:
         present:
-          description: C(true) when C(amd-smi) was found and run, or O(src) was read.
+          description: C(true) when the tool was found and run, or O(src) was read.
           type: bool
         source:
-          description: The tool's path or the O(src) path.
+          description: Where the text came from, the tool's path or the O(src) path.
           type: str
         rc:
           description: Exit status of the first amd-smi call (C(static)); null with O(src).
@@ -124,40 +124,15 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
-    TOOL_DIRS, ParseError, ToolTimeout, clean_facts, facts_from_src, timeout_message, tool_run,
-)
+from ansible_collections.gpulab.rocm.plugins.module_utils.host.facts_module import facts_main, facts_spec
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.amd_smi import parse_amd_smi
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gpu_tools import empty_amd_smi, read_amd_smi
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            src=dict(type='path'),
-            executable=dict(type='str', aliases=['path']),
-            fail_on_no_gpu=dict(type='bool', default=False),
-            timeout=dict(type='int', default=60),
-            metric=dict(type='bool', default=True),
-        ),
-        supports_check_mode=True,
-    )
-    notices = []
-    try:
-        if module.params['src']:
-            facts = facts_from_src(module, 'amd-smi', empty_amd_smi, parse_amd_smi)
-        else:
-            # The probe's own reader: one implementation for the module and gpulab.rocm.node_probe.
-            facts = read_amd_smi(tool_run(module, notices), lambda tool: module.get_bin_path(tool, opt_dirs=TOOL_DIRS),
-                                 module.params['executable'], module.params['metric'], module.warn)
-    except ParseError as exc:
-        module.fail_json(msg='Cannot read the amd-smi output: {0}'.format(exc))
-    except ToolTimeout as exc:
-        module.fail_json(msg=timeout_message(exc))
-    facts = clean_facts(module, 'amd_smi', facts, notices)
-    if facts['present'] and facts['gpu_count'] == 0 and module.params['fail_on_no_gpu']:
-        module.fail_json(msg=facts['error'], ansible_facts={'amd_smi': facts})
-    module.exit_json(changed=False, ansible_facts={'amd_smi': facts})
+    module = AnsibleModule(argument_spec=facts_spec(metric=dict(type='bool', default=True)),
+                           supports_check_mode=True)
+    facts_main(module, 'amd-smi', empty_amd_smi, parse_amd_smi, read_amd_smi, module.params['metric'], module.warn)
 
 
 if __name__ == '__main__':

@@ -265,7 +265,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import clean_facts
+from ansible_collections.gpulab.rocm.plugins.module_utils.host.facts_module import clean_facts
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci
 
 

@@ -12,6 +12,11 @@ DOCUMENTATION = r'''
 module: group_members
 short_description: System groups and the users added to them, in one module run
 version_added: 0.2.0
+deprecated:
+  removed_in: 1.0.0
+  why: No role calls it; the roles make their groups and memberships with M(gpulab.rocm.system_files), whose
+    C(groups) and C(members) options do the same work in the same module run as the phase's files.
+  alternative: Use M(gpulab.rocm.system_files) with its C(groups) and C(members) options.
 description:
   - Creates each group of O(groups) as a system group where it is missing (C(groupadd --system)), then adds each
     user of O(members) to the groups named for it (C(gpasswd --add)), in one module run (M(ansible.builtin.user)

@@ -71,10 +71,10 @@ ansible_facts:
       type: dict
       contains:
         present:
-          description: C(true) when C(rocm-smi) was found and run, or O(src) was read.
+          description: C(true) when the tool was found and run, or O(src) was read.
           type: bool
         source:
-          description: The tool's path or the O(src) path.
+          description: Where the text came from, the tool's path or the O(src) path.
           type: str
         rc:
           description: Exit status of the last call; null with O(src).
@@ -224,39 +224,14 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
-    TOOL_DIRS, ParseError, ToolTimeout, clean_facts, facts_from_src, timeout_message, tool_run,
-)
+from ansible_collections.gpulab.rocm.plugins.module_utils.host.facts_module import facts_main, facts_spec
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gpu_tools import empty_rocm_smi, read_rocm_smi
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocm_smi import parse_rocm_smi
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            src=dict(type='path'),
-            executable=dict(type='str', aliases=['path']),
-            fail_on_no_gpu=dict(type='bool', default=False),
-            timeout=dict(type='int', default=60),
-        ),
-        supports_check_mode=True,
-    )
-    notices = []
-    if module.params['src']:
-        facts = facts_from_src(module, 'rocm-smi', empty_rocm_smi, parse_rocm_smi)
-    else:
-        # The probe's own reader: one implementation for the module and gpulab.rocm.node_probe.
-        try:
-            facts = read_rocm_smi(tool_run(module, notices), lambda tool: module.get_bin_path(tool, opt_dirs=TOOL_DIRS),
-                                  module.params['executable'])
-        except ParseError as exc:
-            module.fail_json(msg='Cannot read the rocm-smi output: {0}'.format(exc))
-        except ToolTimeout as exc:
-            module.fail_json(msg=timeout_message(exc))
-    facts = clean_facts(module, 'rocm_smi', facts, notices)
-    if facts['present'] and facts['gpu_count'] == 0 and module.params['fail_on_no_gpu']:
-        module.fail_json(msg=facts['error'], ansible_facts={'rocm_smi': facts})
-    module.exit_json(changed=False, ansible_facts={'rocm_smi': facts})
+    module = AnsibleModule(argument_spec=facts_spec(), supports_check_mode=True)
+    facts_main(module, 'rocm-smi', empty_rocm_smi, parse_rocm_smi, read_rocm_smi)
 
 
 if __name__ == '__main__':

@@ -67,13 +67,11 @@ ansible_facts:
       type: dict
       contains:
         present:
-          description: C(true) when C(rocminfo) was found and run, or O(src) was read.
+          description: C(true) when the tool was found and run, or O(src) was read.
           type: bool
-          sample: true
         source:
           description: Where the text came from, the tool's path or the O(src) path.
           type: str
-          sample: /opt/rocm/bin/rocminfo
         rc:
           description: The tool's exit status; null with O(src).
           type: int
@@ -189,9 +187,8 @@ ansible_facts:
           type: list
           elements: dict
         gpu_count:
-          description: Number of GPU agents.
+          description: Number of GPUs.
           type: int
-          sample: 1
         cpu_count:
           description: Number of CPU agents.
           type: int
@@ -221,39 +218,14 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
-    TOOL_DIRS, ParseError, ToolTimeout, clean_facts, facts_from_src, timeout_message, tool_run,
-)
+from ansible_collections.gpulab.rocm.plugins.module_utils.host.facts_module import facts_main, facts_spec
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gpu_tools import empty_rocminfo, read_rocminfo
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.rocminfo import parse_rocminfo
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            src=dict(type='path'),
-            executable=dict(type='str', aliases=['path']),
-            fail_on_no_gpu=dict(type='bool', default=False),
-            timeout=dict(type='int', default=60),
-        ),
-        supports_check_mode=True,
-    )
-    notices = []
-    try:
-        if module.params['src']:
-            facts = facts_from_src(module, 'rocminfo', empty_rocminfo, parse_rocminfo)
-        else:
-            # The probe's own reader: one implementation for the module and gpulab.rocm.node_probe.
-            facts = read_rocminfo(tool_run(module, notices), lambda tool: module.get_bin_path(tool, opt_dirs=TOOL_DIRS),
-                                  module.params['executable'])
-    except ParseError as exc:
-        module.fail_json(msg='Cannot read the rocminfo output: {0}'.format(exc))
-    except ToolTimeout as exc:
-        module.fail_json(msg=timeout_message(exc))
-    facts = clean_facts(module, 'rocminfo', facts, notices)
-    if facts['present'] and facts['gpu_count'] == 0 and module.params['fail_on_no_gpu']:
-        module.fail_json(msg=facts['error'], ansible_facts={'rocminfo': facts})
-    module.exit_json(changed=False, ansible_facts={'rocminfo': facts})
+    module = AnsibleModule(argument_spec=facts_spec(), supports_check_mode=True)
+    facts_main(module, 'rocminfo', empty_rocminfo, parse_rocminfo, read_rocminfo)
 
 
 if __name__ == '__main__':

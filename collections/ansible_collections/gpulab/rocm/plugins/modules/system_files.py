@@ -89,7 +89,6 @@ attributes:
     description: One diff per folder made, file written or removed (but O(library)'s), and one of the groups.
 seealso:
   - module: ansible.builtin.copy
-  - module: gpulab.rocm.group_members
 '''
 
 EXAMPLES = r'''

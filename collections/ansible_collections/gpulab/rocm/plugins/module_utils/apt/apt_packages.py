@@ -28,7 +28,6 @@ _DONE_RES = (
     ('removed', re.compile(r'^Removing (\S+?)(?::\w+)? \((\S+)\)', re.M)),
     ('purged', re.compile(r'^Purging configuration files for (\S+?)(?::\w+)? \((\S+)\)', re.M)),
 )
-_SUMMARY_RE = re.compile(r'^(\d+) upgraded, (\d+) newly installed, (?:(\d+) downgraded, )?(\d+) to remove', re.M)
 HOLD_CHOICES = ('hold', 'install')
 
 # As Ansible's apt module runs dpkg: keep a changed configuration file, take the package's where none was changed.
@@ -204,14 +203,6 @@ def parse_done(text):
             elif match.group(1) not in result[key]:
                 result[key].append(match.group(1))
     return result
-
-
-def summary_changes(text):
-    """The count of packages apt's summary line says it changes (None when there is no summary line)."""
-    match = _SUMMARY_RE.search(text or '')
-    if not match:
-        return None
-    return sum(int(group or 0) for group in match.groups())
 
 
 def lists_fresh(list_mtimes, now, valid_time):

@@ -382,23 +382,6 @@ def listed_packages(root, names):
     return found
 
 
-def parse_apt_policy(text):
-    """`apt-cache policy NAME...` -> {name: {'installed': version or None, 'candidate': version or None}}."""
-    result = {}
-    name = None
-    for line in (text or '').splitlines():
-        header = re.match(r'^(\S+):\s*$', line)
-        if header:
-            name = header.group(1).split(':')[0] if header.group(1).count(':') else header.group(1)
-            result[name] = {'installed': None, 'candidate': None}
-            continue
-        match = re.match(r'^\s+(Installed|Candidate):\s*(\S+)', line)
-        if name and match:
-            value = None if match.group(2) == '(none)' else match.group(2)
-            result[name][match.group(1).lower()] = value
-    return result
-
-
 _CONFLICT_RE = re.compile(r'Conflicting values set for option \S+ regarding source (\S+)')
 
 

@@ -240,12 +240,7 @@ def load_json(text, start, tool, command):
     return data
 
 
-def first_line_matching(text, pattern):
-    match = re.search(pattern, text, re.M)
-    return match.group(0).strip() if match else None
-
-
-# --- shared by the facts modules (plain data in, plain data out; the modules do the AnsibleModule calls) -----
+# --- shared by the facts modules (plain data in, plain data out; host/facts_module.py makes the module calls) ---
 
 TOOL_DIRS = ['/opt/rocm/bin']
 
@@ -261,23 +256,6 @@ def read_src(path):
     with open(path, 'rb') as handle:
         data = handle.read()
     return data.decode('utf-8', 'replace')
-
-
-def facts_from_src(module, tool, empty, parse):
-    """The facts of a saved output of `tool` (the facts modules' src option): empty() updated by parse(text), with
-    source and present set. Fails the module, naming the file, when it cannot be read or is not that tool's output."""
-    path = module.params['src']
-    try:
-        text = read_src(path)
-    except (IOError, OSError) as exc:
-        module.fail_json(msg='Cannot read src {0}: {1}'.format(path, exc))
-    facts = empty()
-    try:
-        facts.update(parse(text))
-    except ParseError as exc:
-        module.fail_json(msg='Cannot read the {0} output in {1}: {2}'.format(tool, path, exc))
-    facts.update(source=path, present=True)
-    return facts
 
 
 def combined(stdout, stderr):
@@ -375,21 +353,3 @@ def timed_run(run, timeout_path, seconds=TOOL_TIMEOUT, notices=None):
                            % (' '.join(argv[:3]), ' and '.join(sorted(set(places)))))
         return rc, stdout, stderr
     return bounded
-
-
-def tool_run(module, notices):
-    """The facts modules' run: process_run under their timeout option (timed_run)."""
-    return timed_run(process_run, module.get_bin_path('timeout'), module.params['timeout'], notices)
-
-
-def timeout_message(exc):
-    return '{0}: the GPU or its driver may be wedged (dmesg shows why); reset the GPU or reboot the node.'.format(exc)
-
-
-def clean_facts(module, key, facts, notices):
-    """facts with every string valid UTF-8; each notice (and what was replaced) becomes a warning."""
-    places = []
-    facts = valid_utf8(facts, key, places)
-    for text in notices + ([utf8_notice(places)] if places else []):
-        module.warn(text)
-    return facts

@@ -122,8 +122,6 @@ _HSA_OVERRIDES = {
     'gfx1101': '11.0.0', 'gfx1102': '11.0.0', 'gfx1103': '11.0.0',
 }
 
-_GFX_RE = re.compile(r'^gfx(\d+)([0-9a-f])([0-9a-f])$')
-
 
 def _as_int(device_id):
     if isinstance(device_id, bool):
@@ -163,11 +161,6 @@ def lookup(vendor_id, device_id):
     return info
 
 
-def amd_gfx_target(device_id):
-    """gfx target of an AMD device id, or None."""
-    return lookup(VENDOR_AMD, device_id)['gfx_target']
-
-
 def decode_gfx_target_version(value):
     """KFD gfx_target_version -> gfx name: major*10000 + minor*100 + stepping, minor and stepping in hex.
 
@@ -181,34 +174,6 @@ def decode_gfx_target_version(value):
     if major == 0 or minor > 15 or stepping > 15:
         return None
     return 'gfx{0}{1:x}{2:x}'.format(major, minor, stepping)
-
-
-def encode_gfx_target_version(gfx_target):
-    """The reverse of decode_gfx_target_version: 'gfx90a' -> 90010; features after ':' are ignored."""
-    parts = split_gfx(gfx_target)
-    if parts is None:
-        return None
-    major, minor, stepping = parts
-    return major * 10000 + minor * 100 + stepping
-
-
-def split_gfx(gfx_target):
-    """'gfx1030' -> (10, 3, 0), 'gfx90a:xnack-' -> (9, 0, 10); None for generic or malformed targets.
-
-    The last two characters are minor and stepping in hex, the rest is the decimal major.
-    """
-    if not isinstance(gfx_target, str):
-        return None
-    match = _GFX_RE.match(gfx_target.strip().lower().split(':', 1)[0])
-    if not match:
-        return None
-    return int(match.group(1)), int(match.group(2), 16), int(match.group(3), 16)
-
-
-def hsa_version(gfx_target):
-    """'gfx1030' -> '10.3.0': the major.minor.stepping form HSA_OVERRIDE_GFX_VERSION takes."""
-    parts = split_gfx(gfx_target)
-    return '{0}.{1}.{2}'.format(*parts) if parts else None
 
 
 def hsa_override_for(gfx_target):

@@ -34,7 +34,6 @@ def test_simulated_install_lists_every_package_at_its_version():
     assert len(sim["install"]) == 13 and sim["install"]["rocm-hip-sdk"] == V
     assert sim["install"]["hip-runtime-amd"] == "6.2.41134.60204-139~22.04"
     assert sim["remove"] == [] and sim["purge"] == [] and len(sim["configure"]) == 13
-    assert ap.summary_changes(section("apt-get --simulate install rocm-hip-sdk=")) == 13
 
 
 def test_simulated_purge_names_the_dependants_with_their_trailing_brackets():

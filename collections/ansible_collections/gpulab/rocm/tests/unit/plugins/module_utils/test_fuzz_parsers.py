@@ -313,12 +313,4 @@ def test_fuzz_small_sysfs_parsers(text):
     pci.parse_pp_dpm_pcie(text)
     gfx.normalize_gfx_name(text)
     gfx.hsa_override_for(text)
-    gfx.split_gfx(text)
     gfx.parse_isa_name(text)
-
-
-@given(st.integers(0, 200000))
-def test_gfx_target_version_round_trips(number):
-    target = gfx.decode_gfx_target_version(number)
-    if target is not None:
-        assert gfx.encode_gfx_target_version(target) == number
