@@ -183,13 +183,17 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common 
     TOOL_DIRS, ToolTimeout, process_run, timed_run, utf8_notice, valid_utf8,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gpu_tools import read_all
-from ansible_collections.gpulab.rocm.plugins.module_utils.node.health_run import read_recorded_count, read_result as read_health_result
+from ansible_collections.gpulab.rocm.plugins.module_utils.node.health_run import (
+    read_recorded_count, read_result as read_health_result,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.apt.openpgp import (
     dearmor, expired_keys, primary_fingerprints, trusted_keyring,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci, read_cpu_topology
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_packages import parse_madison
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import parse_scontrol_nodes, split_line, words_to_dict
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import (
+    parse_scontrol_nodes, split_line, words_to_dict,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import driver_wanted
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',

@@ -148,7 +148,9 @@ import stat
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import groups as system_groups
-from ansible_collections.gpulab.rocm.plugins.module_utils.host.root_files import folder_changes, make_folders, write_atomic
+from ansible_collections.gpulab.rocm.plugins.module_utils.host.root_files import (
+    folder_changes, make_folders, write_atomic,
+)
 
 
 def current(path):

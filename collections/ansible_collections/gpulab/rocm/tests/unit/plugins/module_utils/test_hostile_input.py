@@ -15,7 +15,10 @@ import pytest
 from ansible_collections.gpulab.rocm.plugins.module_utils.apt import openpgp
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import groups, node_state as ns
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import _facts_common as common, gpu_tools
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm, plan_preflight as preflight, validation
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
+    plan_access, plan_containers, plan_driver, plan_env, plan_repo, plan_sdk, plan_slurm,
+    plan_preflight as preflight, validation,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture
 from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils import test_plan as base

@@ -8,7 +8,9 @@ import os
 import pytest
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_access, plan_driver, plan_env, plan_repo, plan_sdk, plan_verify, planner, stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
+    plan_access, plan_driver, plan_env, plan_repo, plan_sdk, plan_verify, planner, stack,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError, sha1
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")

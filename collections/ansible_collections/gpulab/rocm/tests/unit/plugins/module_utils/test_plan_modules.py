@@ -8,7 +8,9 @@ import os
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import modulefile, plan_env, plan_modules, planner, stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
+    modulefile, plan_env, plan_modules, planner, stack,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
 

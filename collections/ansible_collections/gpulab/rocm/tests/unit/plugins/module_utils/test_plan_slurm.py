@@ -7,7 +7,9 @@ import copy
 import pytest
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import slurm_conf as sc
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, plan_slurm, plan_slurm_node, slurm_files, planner
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
+    fleet_report, plan_slurm, plan_slurm_node, slurm_files, planner,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci, read_cpu_topology
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError, sha1
 from ansible_collections.gpulab.rocm.tests.unit import sysfs_tree

@@ -7,7 +7,9 @@ import os
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_driver, plan_preflight as preflight, stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
+    plan_driver, plan_preflight as preflight, stack,
+)
 
 PROBES = os.path.join(os.path.dirname(__file__), "fixtures", "probe")
 NAVI22 = {"bdf": "0000:07:00.0", "name": "AMD Radeon RX 6700 XT", "device_id": "0x73df", "gfx_target": "gfx1031",
