@@ -96,20 +96,36 @@ def test_the_plan_modules_return_is_generated_from_the_table():
 
 
 @pytest.mark.parametrize("playbook", ["provision.yml", "uninstall.yml"])
-def test_a_plan_pass_imports_the_role_of_every_phase_it_plans_and_reads_its_inputs(playbook):
-    # The pass plans in one task from each role's own inputs (docs/plan-contract.md): the role is imported into the
-    # play for its variables (tagged never: none of its tasks runs there), and it declares __<role>_wanted.
+def test_a_plan_pass_has_the_role_of_every_phase_it_plans_in_its_play_and_reads_its_inputs(playbook):
+    # The pass plans in one task from each role's own inputs (docs/plan-contract.md): the role is in the play for its
+    # variables (listed in its roles, or imported; tagged never where it must not run from there), and it declares
+    # __<role>_wanted.
     play = yaml.safe_load((ROOT / "playbooks" / playbook).read_text())[0]
-    tasks = play["pre_tasks"]
+    tasks = (play.get("pre_tasks") or []) + (play.get("tasks") or [])
     passes = [task for task in tasks if "pass" in (task.get("gpulab.rocm.plan") or {})]
     assert len(passes) == 1 and passes[0]["tags"] == ["always"]
-    roles = ["rocm_%s" % phase for phase in passes[0]["gpulab.rocm.plan"]["pass"]]
-    imports = [task for task in tasks if "ansible.builtin.import_role" in task]
-    assert [task["ansible.builtin.import_role"]["name"] for task in imports] == roles
-    assert all(task["tags"] == ["never"] for task in imports)
+    roles = [planner.CONTRACT[phase]["role"] for phase in passes[0]["gpulab.rocm.plan"]["pass"]]
+    in_play = [entry["role"] for entry in play.get("roles") or []]
+    in_play += [task["ansible.builtin.import_role"]["name"] for task in tasks if "ansible.builtin.import_role" in task]
+    assert set(roles) <= set(in_play), sorted(set(roles) - set(in_play))
     for role in roles:
         declared = yaml.safe_load((ROLES / role / "vars" / "main.yml").read_text())
         assert "__%s_wanted" % role in declared, role
-    # The loop of roles after it is tagged always too, so that the tags act on the pass and the roles' own tasks.
-    loops = [task for task in play.get("tasks") or [] if "gpulab_node.pass.roles" in str(task.get("loop", ""))]
-    assert all(task["tags"] == ["always"] for task in loops)
+
+
+def test_provision_lists_its_phases_once_in_order_and_applies_each_in_its_loop():
+    play = yaml.safe_load((ROOT / "playbooks" / "provision.yml").read_text())[0]
+    listed = [entry["role"] for entry in play["roles"]]
+    assert all(entry["tags"] == ["never"] for entry in play["roles"])
+    planned = next(task for task in play["tasks"] if "gpulab.rocm.plan" in task)["gpulab.rocm.plan"]["pass"]
+    assert listed == [planner.CONTRACT[phase]["role"] for phase in planned]
+    loop = next(task for task in play["tasks"] if "ansible.builtin.include_role" in task)
+    assert loop["tags"] == ["always"]
+    applied = [item["phase"] for item in loop["loop"]]
+    # Every phase with a role to apply, in the pass's order; the maintenance around them (its drain, its finish).
+    around = [phase for phase in planned if planner.CONTRACT[phase].get("applies") == "around"]
+    roles = [phase for phase in planned if planner.CONTRACT[phase].get("applies", "role") == "role"]
+    assert applied == around + roles + around
+    for item in loop["loop"]:
+        assert item["role"] == planner.CONTRACT[item["phase"]]["role"]
+        assert item["tags"] == (["always"] if item["phase"] in around else [item["phase"]])

@@ -78,14 +78,13 @@ def plan_pass(tasks):
 
 
 def applied_roles(play):
-    """The roles a play applies: its `roles:`, then those its tasks import or include by name, and the roles of
-    provision.yml's loop over the pass's roles (each phase's role, but the probe's and the maintenance's)."""
-    names = [entry["role"] if isinstance(entry, dict) else entry for entry in play.get("roles", [])]
+    """The roles a play applies: its `roles:` (but those tagged never, listed for their variables), then those its
+    tasks import or include by name, and the roles of provision.yml's loop of phases."""
+    names = [entry["role"] if isinstance(entry, dict) else entry for entry in play.get("roles", [])
+             if not (isinstance(entry, dict) and entry.get("tags") == ["never"])]
     for task in play.get("tasks") or []:
         role = task.get("ansible.builtin.import_role") or task.get("ansible.builtin.include_role") or {}
-        looped = "gpulab_node.pass.roles" in str(task.get("loop", ""))
-        found = ["rocm_%s" % phase for phase in plan_pass(play.get("pre_tasks") or [])
-                 if phase not in ("preflight", "maintenance")] if looped else [role.get("name")]
+        found = [item["role"] for item in task["loop"]] if isinstance(task.get("loop"), list) else [role.get("name")]
         names += [name for name in found if name and "{" not in name and name not in names]
     return names
 
@@ -102,7 +101,7 @@ def playbooks():
                 what = "imports `gpulab.rocm.%s`" % Path(imported).stem
             else:
                 what = "roles " + ", ".join(f"`{name}`" for name in applied_roles(play))
-                planned = plan_pass(play.get("pre_tasks") or [])
+                planned = plan_pass((play.get("pre_tasks") or []) + (play.get("tasks") or []))
                 if planned:
                     what = "plans " + ", ".join(f"`{phase}`" for phase in planned) + " first (the plan pass), then " + what
             plays.append(f"{text(play['name'])}: {what}")

@@ -207,7 +207,7 @@ class ActionModule(ActionBase):
         # Every phase's notices at once (the roles it skips included).
         kept = self._show_notices(dict(node, run=run_id()), passes.phase_notices(plan_pass),
                                   task_vars.get('inventory_hostname'))
-        kept['pass'] = dict(plan_pass, apply=result['apply'], roles=passes.role_includes(result['apply']))
+        kept['pass'] = dict(plan_pass, apply=result['apply'])
         result['ansible_facts'] = {'gpulab_node': kept}
         return result
 

@@ -36,10 +36,10 @@ options:
     description:
       - Instead of one phase, the plan pass of a play (docs/plan-contract.md) in one call, which probes the host,
         plans each of these phases in this order, then does what O(gate) does. Each phase's inputs are those of its
-        role C(rocm_<phase>) - its wanted state C(__rocm_<phase>_wanted) and its probe arguments
-        C(__rocm_<phase>_probe) (none where the role has none), from the role's C(vars/main.yml) - and its variables
-        are checked against the role's C(meta/argument_specs.yml); so every role named must be imported into the play
-        (the playbooks import them tagged C(never), for their variables only). A phase that refuses does not stop
+        role (C(rocm_<phase>); the phase's declared role) - its wanted state C(__rocm_<phase>_wanted) and its probe
+        arguments C(__rocm_<phase>_probe) (none where the role has none), from the role's C(vars/main.yml) - and its
+        variables are checked against the role's C(meta/argument_specs.yml); so every role named must be in the play,
+        in its C(roles) or imported (C(playbooks/provision.yml) lists them tagged C(never), for their variables only). A phase that refuses does not stop
         the others; the gate lists every problem at once.
       - Only the phases that the run's C(--tags) and C(--skip-tags) select are planned, each as if it were a task
         tagged with its phase (and the tags the task inherits); V(preflight) (the probe's checks) goes with any
@@ -58,9 +58,8 @@ options:
         with the same gate; C(rocm_preflight) run alone gates its own problems with this.
       - When nothing refuses, the gate keeps in C(gpulab_node.pass.apply) (and returns as C(apply)) the phases whose
         roles have something to do on this run - a change, a check or a message of their own, or a change of a phase
-        before them - and in C(gpulab_node.pass.roles) what C(playbooks/provision.yml) includes in its loop of roles
-        (each as C(name), C(tasks_from) and C(tags)) - the role of each of those phases but preflight, and where
-        maintenance applies its drain first and its finish last; it skips the other roles whole.
+        before them; C(playbooks/provision.yml) applies the role of each of those phases, in the order of its loop, and
+        skips the other roles whole.
       - The gate shows every phase's notices (what needs attention) as warnings naming the host; a plan made outside
         a plan pass shows only those not shown yet in this run.
     type: bool

@@ -115,21 +115,6 @@ def tagged(phases, runs):
     return chosen
 
 
-def role_includes(apply):
-    """What provision.yml's loop of roles after the gate includes, in order, each {name, tasks_from, tags}: the role
-    of each phase in apply tagged with its phase, and a phase declared to apply 'around' the others (the
-    maintenance) as its drain first and its finish last, tagged always (the pass planned it for the roles the run's
-    tags select, and they must not change a node it did not drain)."""
-    roles = [{'name': _declared(phase, 'role'), 'tasks_from': 'main', 'tags': [phase]}
-             for phase in apply if _declared(phase, 'applies', 'role') == 'role']
-    for phase in apply:
-        if _declared(phase, 'applies') == 'around':
-            role = _declared(phase, 'role')
-            roles = ([{'name': role, 'tasks_from': 'drain', 'tags': ['always']}] + roles
-                     + [{'name': role, 'tasks_from': 'finish', 'tags': ['always']}])
-    return roles
-
-
 def _unprefixed(problem, phase):
     for prefix in ('%s: ' % phase, 'rocm_%s: ' % phase):
         if problem.startswith(prefix):

@@ -84,19 +84,6 @@ def test_the_maintenance_follows_its_own_plan_only():
     assert plan_pass.applies(plan_pass.record(run, "maintenance", work=True)) == ["sdk", "verify", "maintenance"]
 
 
-def test_the_loop_of_roles_leaves_out_the_probe_and_puts_the_drain_first_and_the_finish_last():
-    assert plan_pass.role_includes(["preflight", "repo", "verify"]) == [
-        {"name": "rocm_repo", "tasks_from": "main", "tags": ["repo"]},
-        {"name": "rocm_verify", "tasks_from": "main", "tags": ["verify"]}]
-    # The maintenance's drain before every role, its finish after them, both under any tag: the pass planned it for
-    # the roles the tags selected, which must not change a node that is not drained.
-    drain, repo, finish = plan_pass.role_includes(["preflight", "repo", "maintenance"])
-    assert (drain["name"], drain["tasks_from"], finish["name"], finish["tasks_from"]) == (
-        "rocm_maintenance", "drain", "rocm_maintenance", "finish")
-    assert repo["name"] == "rocm_repo" and drain["tags"] == finish["tags"] == ["always"]
-    assert plan_pass.role_includes([]) == []
-
-
 def test_a_pass_recorded_before_work_was_kept_applies_everything():
     assert plan_pass.applies({"order": ["repo", "sdk"], "changes": {}}) == ["repo", "sdk"]
     assert plan_pass.applies({}) == []
