@@ -53,10 +53,7 @@ class ActionModule(ActionBase):
         })
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
-        run = run_id()
-        node = (task_vars.get('ansible_facts') or {}).get('gpulab_node')
-        if not isinstance(node, dict) or node.get('run') != run:
-            node = {}
+        run, node = this_run_node(task_vars)
         if args['gate']:
             return self._gate(result, node, task_vars)
         if args['pass']:
@@ -279,6 +276,13 @@ def _stack_inputs(templar, task_vars):
 
 def _digest(value):
     return hashlib.sha1(json.dumps(value, sort_keys=True, default=str).encode('utf-8')).hexdigest()
+
+
+def this_run_node(task_vars):
+    """(this run's id, the host's probe kept by this run): a fact cache's probe of an earlier run is never used."""
+    run = run_id()
+    node = (task_vars.get('ansible_facts') or {}).get('gpulab_node')
+    return run, (node if isinstance(node, dict) and node.get('run') == run else {})
 
 
 def run_id():

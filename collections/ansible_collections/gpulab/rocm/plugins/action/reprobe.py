@@ -10,7 +10,7 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpulab.rocm.plugins.action.plan import run_id
+from ansible_collections.gpulab.rocm.plugins.action.plan import this_run_node
 
 
 class ActionModule(ActionBase):
@@ -25,10 +25,7 @@ class ActionModule(ActionBase):
         })
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
-        run = run_id()
-        node = (task_vars.get('ansible_facts') or {}).get('gpulab_node')
-        if not isinstance(node, dict) or node.get('run') != run:
-            node = {}
+        run, node = this_run_node(task_vars)
         if not args['sections']:
             # The host changed in a way no plan foresaw (a failed package run): the next plan probes it anew. The
             # plan pass stays: a refusal later still says what the run changed before it.
