@@ -177,9 +177,7 @@ def plan(node, wanted, stack):
     for user in targets:
         info = users.get(user) or {}
         if not info.get('exists'):
-            if present:
-                raise PlanError('rocm_env: user %s (rocm_gpu_users) does not exist.' % user)
-            continue
+            continue  # preflight's problem (it stops the host at the gate): nothing is written for that user
         bashrc = info.get('bashrc') or {}
         label = '%s/.bashrc' % info.get('home')
         home = info.get('home_state') or {}
