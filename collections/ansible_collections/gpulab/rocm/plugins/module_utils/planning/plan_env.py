@@ -14,6 +14,7 @@ import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import is_gfx_target
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import (
     Plan, PlanError, file_matches, user_become_method,
 )
@@ -57,7 +58,7 @@ def check(wanted):
                         % (wanted['hsa_override_gfx_version'],))
     if wanted.get('hip_platform') not in ('amd', 'nvidia'):
         problems.append('rocm_env_hip_platform must be amd or nvidia, got %r' % (wanted.get('hip_platform'),))
-    bad = [t for t in wanted.get('gfx_targets') or [] if not re.match(r'^gfx[0-9a-f]{3,4}\Z', str(t))]
+    bad = [t for t in wanted.get('gfx_targets') or [] if not is_gfx_target(str(t))]
     if bad:
         problems.append('rocm_env_gfx_targets holds values that are not gfx targets such as gfx90a: %s'
                         % ', '.join(map(repr, bad)))

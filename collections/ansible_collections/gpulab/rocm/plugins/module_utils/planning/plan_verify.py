@@ -9,9 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, gpu_support
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import is_gfx_target
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 
@@ -19,7 +18,7 @@ def plan(node, wanted, stack, name=None):
     """wanted: expected_gfx_targets. Returns the Plan: record, problems, stats (the set_stats entry), summary."""
     result = Plan('verify')
     targets = list(wanted.get('expected_gfx_targets') or [])
-    bad = [t for t in targets if not re.match(r'^gfx[0-9a-f]{3,4}\Z', str(t))]
+    bad = [t for t in targets if not is_gfx_target(str(t))]
     if bad:
         raise PlanError('rocm_verify_expected_gfx_targets holds values that are not gfx targets such as gfx90a: %s'
                         % ', '.join(map(repr, bad)))

@@ -88,7 +88,6 @@ def converge(node, plan):
     return node
 
 
-
 def test_a_missing_check_user_is_left_out_quietly(tmp_path):
     # Issue 36: preflight alone says a GPU user does not exist (it stops the host at the gate).
     node = gpu_node(tmp_path)
@@ -96,6 +95,7 @@ def test_a_missing_check_user_is_left_out_quietly(tmp_path):
     plan = plan_containers.plan(node, dict(WANTED, check_users=["alice"]), inputs())
     assert plan["check"]["users"] == [] and not [n for n in plan["notices"] if "alice" in n]
     assert "alice" not in plan["subids"]
+
 
 # --- the spec -----------------------------------------------------------------------------------------------------
 
