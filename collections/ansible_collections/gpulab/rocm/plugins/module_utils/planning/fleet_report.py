@@ -13,7 +13,9 @@ __metaclass__ = type
 import re
 from collections.abc import Mapping
 
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import normalize_bdf
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import gres_of
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_release import version_tuple
 
 
 class ReportError(ValueError):
@@ -29,10 +31,7 @@ TOOLS = (('rocminfo', 'rocminfo'), ('amd_smi', 'amd-smi'), ('rocm_smi', 'rocm-sm
 
 def _bus(address):
     """PCI address in sysfs form (0000:03:00.0); rocm-smi prints upper case, old tools omit the domain."""
-    if not address:
-        return None
-    address = str(address).strip().lower()
-    return '0000:' + address if address.count(':') == 1 else address
+    return normalize_bdf(str(address)) if address else None
 
 
 def _link_from_pci(device):
@@ -297,9 +296,9 @@ def _os_text(os_info):
 
 
 def _release(version):
-    """6.2 and 6.2.0 are the same release."""
-    parts = str(version).split('-', 1)[0].split('.')
-    return tuple(parts + ['0'] * (3 - len(parts)))
+    """6.2 and 6.2.0 are the same release (rocm_release.version_tuple); text that is no release number as it is."""
+    text = str(version).split('-', 1)[0]
+    return version_tuple(text) or text
 
 
 def _int(value, what):
