@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import normalize_bdf
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import gres_of
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_count
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_release import version_tuple
 
 
@@ -205,10 +206,13 @@ def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
     driver_version = (versions.get('amdgpu') or (facts['amd_smi'] or {}).get('driver_version')
                       or (facts['rocm_smi'] or {}).get('driver_version') or (facts['rocminfo'] or {}).get('rock_version'))
 
-    expected = _int(expected_gpu_count, 'expected_gpu_count')
-    if expected >= 0 and expected != tool_gpu_count:
+    # The one count rule (gpu_count.expected), as rocm_verify applies it.
+    rule = gpu_count.expected(node, {'expected_gpu_count': _int(expected_gpu_count, 'expected_gpu_count')})
+    if rule['configured'] and rule['count'] != tool_gpu_count:
         problems.append('%d AMD GPU(s) found, the inventory expects %d (rocm_expected_gpu_count)'
-                        % (tool_gpu_count, expected))
+                        % (tool_gpu_count, rule['count']))
+    elif rule['source'] == gpu_count.RECORDED:
+        problems.append(gpu_count.lost_problem(rule))
     if expected_rocm_version and rocm_version and _release(expected_rocm_version) != _release(rocm_version):
         problems.append('ROCm %s is installed, the inventory asks for %s (rocm_version)'
                         % (rocm_version, expected_rocm_version))

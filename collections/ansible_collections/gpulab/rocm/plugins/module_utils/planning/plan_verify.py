@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, gpu_support
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, gpu_count, gpu_support
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import is_gfx_target
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
@@ -30,11 +30,16 @@ def plan(node, wanted, stack, name=None):
     elif rocminfo.get('error_kind') == 'unreadable':
         problems.append(rocminfo['error'])
     count = int(rocminfo.get('gpu_count') or 0)
-    expected = stack['expected_gpu_count']
-    if expected >= 0 and count != expected:
+    # The one count rule (gpu_count.expected): rocm_expected_gpu_count is compared with rocminfo's agents; without
+    # it, a count the health data file recorded with the AMD GPUs on the bus, and every GPU there with rocminfo.
+    rule = gpu_count.expected(node, stack)
+    expected = rule['count']
+    if rule['configured'] and count != expected:
         problems.append('rocminfo lists %d GPU agent(s), expected %d (rocm_expected_gpu_count)%s'
                         % (count, expected, (': ' + rocminfo['error']) if rocminfo.get('error') else ''))
-    elif expected < 0:
+    elif not rule['configured']:
+        if rule['source'] == gpu_count.RECORDED:
+            problems.append(gpu_count.lost_problem(rule))
         unseen = unseen_gpus(record, stack['version'])
         if unseen:
             problems.append(
