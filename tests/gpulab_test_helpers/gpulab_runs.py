@@ -91,7 +91,7 @@ def _record(run, wall, cpu):
     variables = sorted(set(json.loads(run.args[7])) - {"gpulab_hosts", "rocm_report_dest"})
     with open(path, "a") as handle:
         handle.write("%s\t%.1f\t%.1f\t%d\t%s %s %s %s\n" % (scenario, wall, cpu, tasks, run.args[2], run.args[4],
-                                                           ",".join(variables), " ".join(run.args[8:])))
+                                                            ",".join(variables), " ".join(run.args[8:])))
 
 
 # What a snapshot leaves out: kernel and runtime filesystems, temporary folders, Ansible's own working folder

@@ -282,7 +282,7 @@ def test_the_health_verdict_and_failing_checks(tmp_path):
     assert "time" not in sick["health"]
     assert sick["health"]["failing"][0] == "GPU_COUNT: 0 GPU(s) in KFD and 0 on the PCI bus, 1 expected"
     assert [line.split(":")[0] for line in sick["health"]["failing"]] == ["GPU_COUNT", "AMDGPU_LOADED", "KFD_NODE",
-                                                                         "ROCMINFO"]
+                                                                          "ROCMINFO"]
     assert "health check: %s" % "; ".join(sick["health"]["failing"]) in sick["problems"]
     plain = report.host_record(node(tmp_path), "n1")
     assert plain["health"] is None

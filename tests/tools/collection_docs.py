@@ -44,7 +44,7 @@ def modules():
         summary = text(doc["short_description"])
         if doc.get("deprecated"):
             summary += ". Deprecated, removed in %s: %s" % (doc["deprecated"]["removed_in"],
-                                                           text(doc["deprecated"]["alternative"]))
+                                                            text(doc["deprecated"]["alternative"]))
         rows.append((path.stem, " (action: runs on the controller)" if action else "", summary))
     return rows
 

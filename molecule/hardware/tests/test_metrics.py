@@ -50,7 +50,7 @@ def start(host, argv, name):
     pidfile = "/run/%s.pid" % name
     if host.run("kill -0 \"$(cat %s 2>/dev/null)\" 2>/dev/null" % pidfile).rc != 0:
         host.check_output("setsid -f sh -c %s" % runs._quote("echo $$ > %s; exec %s >/var/log/%s.log 2>&1"
-                                                              % (pidfile, argv, name)))
+                                                             % (pidfile, argv, name)))
 
 
 def api(path, **params):
@@ -114,7 +114,7 @@ def test_the_targets_file_lists_each_gpu_node_in_its_class():
 def test_gpus_found_per_node(prometheus):
     # The fixture trees: one Radeon beside an NVIDIA card, four MI250X GCDs, two Radeons (molecule/hardware/sysfs).
     assert query('gpulab_gpus_found{source="pci"}') == {"127.0.0.1:19611": 1, "127.0.0.1:19612": 4,
-                                                         "127.0.0.1:19613": 2}
+                                                        "127.0.0.1:19613": 2}
     assert query('gpulab_gpus_expected{source="pci"}') == query('gpulab_gpus_found{source="pci"}')
     classes = api("/api/v1/query", query="gpulab_rocm_info")["result"]
     assert sorted(row["metric"]["node_class"] for row in classes) == ["hw_mi250x", "hw_mixed", "hw_navi22"]

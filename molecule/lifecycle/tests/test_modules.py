@@ -119,7 +119,7 @@ def test_a_second_rocm_module_is_refused_by_environment_modules_and_swapped_by_l
     got = values(envmod.stdout)
     assert got["RC"] != "0" and got["ROCM_PATH"] == "/opt/rocm-" + OTHER, envmod.stdout
     lmod = login(hosts[LMOD_HOST], "module load rocm/%s; module load rocm/%s 2>&1; echo RC=$?; %s" % (OTHER, DEFAULT,
-                                                                                                  SHOW))
+                                                                                                      SHOW))
     # Lmod: one module of a name at a time, the second replaces the first.
     assert re.search(r"rocm/%s => rocm/%s" % (OTHER, DEFAULT), lmod.stdout), lmod.stdout
     got = values(lmod.stdout)

@@ -133,7 +133,7 @@ def test_validation_refuses_a_folder_others_may_rename_in(host):
     # Item 9: in a 2770 lab-group scratch folder a group member could rename root's private folder away and put their
     # own gpu_bench.py in its place; root ran it and its forged report passed.
     run = runs.playbook("playbooks/validate.yml", NODE, {"rocm_validate_hosts": NODE,
-                                                           "rocm_validate_remote_dir": "/scratch/lab"})
+                                                         "rocm_validate_remote_dir": "/scratch/lab"})
     assert run.rc != 0, run
     assert "rocm_validate_remote_dir /scratch/lab has mode 2770: its group may rename the private folder" in words(run)
     assert host.check_output("ls -A /scratch/lab") == ""

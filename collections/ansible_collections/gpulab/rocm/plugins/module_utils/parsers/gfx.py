@@ -122,6 +122,14 @@ _HSA_OVERRIDES = {
     'gfx1101': '11.0.0', 'gfx1102': '11.0.0', 'gfx1103': '11.0.0',
 }
 
+# A gfx target as the roles' variables name one (gfx90a, gfx1100): the one pattern every role checks them with.
+GFX_TARGET = re.compile(r'gfx[0-9a-f]{3,4}')
+
+
+def is_gfx_target(value):
+    """Whether value is a whole gfx target name such as gfx90a or gfx1100 (lower case, no features)."""
+    return isinstance(value, str) and GFX_TARGET.fullmatch(value) is not None
+
 
 def _as_int(device_id):
     if isinstance(device_id, bool):

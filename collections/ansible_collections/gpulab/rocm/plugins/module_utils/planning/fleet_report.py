@@ -13,7 +13,10 @@ __metaclass__ = type
 import re
 from collections.abc import Mapping
 
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import normalize_bdf
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import gres_of
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_count
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_release import version_tuple
 
 
 class ReportError(ValueError):
@@ -29,10 +32,7 @@ TOOLS = (('rocminfo', 'rocminfo'), ('amd_smi', 'amd-smi'), ('rocm_smi', 'rocm-sm
 
 def _bus(address):
     """PCI address in sysfs form (0000:03:00.0); rocm-smi prints upper case, old tools omit the domain."""
-    if not address:
-        return None
-    address = str(address).strip().lower()
-    return '0000:' + address if address.count(':') == 1 else address
+    return normalize_bdf(str(address)) if address else None
 
 
 def _link_from_pci(device):
@@ -206,10 +206,13 @@ def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
     driver_version = (versions.get('amdgpu') or (facts['amd_smi'] or {}).get('driver_version')
                       or (facts['rocm_smi'] or {}).get('driver_version') or (facts['rocminfo'] or {}).get('rock_version'))
 
-    expected = _int(expected_gpu_count, 'expected_gpu_count')
-    if expected >= 0 and expected != tool_gpu_count:
+    # The one count rule (gpu_count.expected), as rocm_verify applies it.
+    rule = gpu_count.expected(node, {'expected_gpu_count': _int(expected_gpu_count, 'expected_gpu_count')})
+    if rule['configured'] and rule['count'] != tool_gpu_count:
         problems.append('%d AMD GPU(s) found, the inventory expects %d (rocm_expected_gpu_count)'
-                        % (tool_gpu_count, expected))
+                        % (tool_gpu_count, rule['count']))
+    elif rule['source'] == gpu_count.RECORDED:
+        problems.append(gpu_count.lost_problem(rule))
     if expected_rocm_version and rocm_version and _release(expected_rocm_version) != _release(rocm_version):
         problems.append('ROCm %s is installed, the inventory asks for %s (rocm_version)'
                         % (rocm_version, expected_rocm_version))
@@ -297,9 +300,9 @@ def _os_text(os_info):
 
 
 def _release(version):
-    """6.2 and 6.2.0 are the same release."""
-    parts = str(version).split('-', 1)[0].split('.')
-    return tuple(parts + ['0'] * (3 - len(parts)))
+    """6.2 and 6.2.0 are the same release (rocm_release.version_tuple); text that is no release number as it is."""
+    text = str(version).split('-', 1)[0]
+    return version_tuple(text) or text
 
 
 def _int(value, what):

@@ -95,11 +95,9 @@ def plan(node, wanted, stack, host=None, previous=None):
             if not (probed_groups.get(group) or {}).get('exists'):
                 result['create_groups'].append(group)
                 result.change('create the system group %s' % group, 'missing (minimal images have no render group)')
-        unknown = [user for user in stack['gpu_users'] if not (users.get(user) or {}).get('exists')]
-        if unknown:
-            raise PlanError('These users in rocm_gpu_users do not exist: %s. Create them first, or remove them from '
-                            'the list.' % ', '.join(unknown))
-        for user in stack['gpu_users']:
+        # A user that does not exist is preflight's problem (it stops the host at the gate); planned alone, the
+        # role leaves that user out rather than refuse twice.
+        for user in [user for user in stack['gpu_users'] if (users.get(user) or {}).get('exists')]:
             missing = [group for group in groups if group not in (users[user].get('groups') or [])]
             if missing:
                 result['memberships'][user] = missing

@@ -14,6 +14,7 @@ import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import is_gfx_target
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import (
     Plan, PlanError, file_matches, user_become_method,
 )
@@ -77,7 +78,7 @@ def check(wanted):
                         % (wanted['hsa_override_gfx_version'],))
     if wanted.get('hip_platform') not in ('amd', 'nvidia'):
         problems.append('rocm_env_hip_platform must be amd or nvidia, got %r' % (wanted.get('hip_platform'),))
-    bad = [t for t in wanted.get('gfx_targets') or [] if not re.match(r'^gfx[0-9a-f]{3,4}\Z', str(t))]
+    bad = [t for t in wanted.get('gfx_targets') or [] if not is_gfx_target(str(t))]
     if bad:
         problems.append('rocm_env_gfx_targets holds values that are not gfx targets such as gfx90a: %s'
                         % ', '.join(map(repr, bad)))
@@ -197,9 +198,7 @@ def plan(node, wanted, stack, host=None, previous=None):
     for user in targets:
         info = users.get(user) or {}
         if not info.get('exists'):
-            if present:
-                raise PlanError('rocm_env: user %s (rocm_gpu_users) does not exist.' % user)
-            continue
+            continue  # preflight's problem (it stops the host at the gate): nothing is written for that user
         bashrc = info.get('bashrc') or {}
         label = '%s/.bashrc' % info.get('home')
         home = info.get('home_state') or {}

@@ -18,7 +18,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.node import health
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import node_code
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_count, node_code
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError, file_matches
 
 # The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
@@ -97,8 +97,10 @@ def probe_needs(node, wanted, stack, fresh=()):
 
 
 def data(node, wanted, stack):
-    """The data file's object: the node class's values over the role's, the GPU count from the class, the role, the
-    stack-wide rocm_expected_gpu_count, the count kept in the data file, or the facts now, in that order."""
+    """The data file's object: the node class's values over the role's, and the GPU count by gpu_count.expected()
+    (the node class's gpu_count, else rocm_health_gpu_count, as the role's override).
+
+    Returns (the checked values, the count's rule: gpu_count.expected's dict)."""
     classes = wanted.get('node_classes') or {}
     name = wanted.get('node_class') or ''
     if name and name not in classes:
@@ -114,24 +116,18 @@ def data(node, wanted, stack):
     for key in _COPIED:
         values[key] = _number(wanted[key], key) if key in _NUMBERS else wanted[key]
     values.update((key, chosen[key]) for key in chosen if key != 'gpu_count')
-    kept = node.get('health_recorded_gpu_count')
-    found = int((node.get('gpu_pci') or {}).get('amd_count') or 0)
-    for count, source in ((chosen.get('gpu_count'), 'the node class'),
-                          (_number(wanted.get('gpu_count', -1), 'gpu_count'), 'rocm_health_gpu_count'),
-                          (stack.get('expected_gpu_count'), 'rocm_expected_gpu_count'),
-                          # A GPU that fell off the bus must not lower the expectation; one that was added raises it.
-                          (kept if kept is not None and kept > found else None,
-                           'the count recorded at the first provisioning'), (found, 'the GPUs on the bus now')):
-        if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
-            values['gpu_count'] = count
-            values_source = source
-            break
+    override, source = chosen.get('gpu_count'), 'the node class'
+    if not (isinstance(override, int) and not isinstance(override, bool) and override >= 0):
+        override, source = _number(wanted.get('gpu_count', -1), 'gpu_count'), 'rocm_health_gpu_count'
+    rule = gpu_count.expected(node, stack, override, override_source=source,
+                              variable='rocm_health_gpu_count or the node class\'s gpu_count')
+    values['gpu_count'] = rule['count']
     try:
         checked = health.expected(values)
     except health.DataError as exc:
         raise PlanError('rocm_health: %s. Fix the rocm_health_* variable or the node class. Nothing was changed.'
                         % exc)
-    return checked, values_source, found
+    return checked, rule
 
 
 def plan(node, wanted, stack, host=None, previous=None):
@@ -140,7 +136,8 @@ def plan(node, wanted, stack, host=None, previous=None):
     Returns the Plan: folders, library (the program's code, 0644), files (the data file, 0644), scripts (0755), each
     only where it differs, and data (the expected values), count_source (where the GPU count comes from), summary."""
     result = Plan('health')
-    values, source, found = data(node, wanted, stack)
+    values, rule = data(node, wanted, stack)
+    source = rule['source']
     paths = node.get('paths') or {}
     content = json.dumps(values, indent=1, sort_keys=True) + '\n'
     files = library_files()
@@ -159,9 +156,8 @@ def plan(node, wanted, stack, host=None, previous=None):
         if not file_matches(paths.get(path), text, mode='0755'):
             result['scripts'][path] = text
             result.change('write %s' % path, 'an entry script of the health check')
-    if values['gpu_count'] != found:
-        result.warn('the health check expects %d GPU(s) (%s), the PCI bus shows %d now; set rocm_health_gpu_count '
-                    'or the node class to change the expectation' % (values['gpu_count'], source, found))
+    for notice in rule['notices']:
+        result.warn('the health check: %s' % notice)
     result['summary'] = 'node class %s: %d GPU(s) expected (%s), degraded links %s' % (
         values['node_class'] or '(none)', values['gpu_count'], source,
         'fail' if values['link_policy'] == 'fail' else 'warn')

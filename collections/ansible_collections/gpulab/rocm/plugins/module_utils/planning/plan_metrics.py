@@ -26,7 +26,7 @@ import json
 import os
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import amd_exporter_fields, gpu_support, node_code
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import amd_exporter_fields, gpu_count, gpu_support, node_code
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 # The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
@@ -35,7 +35,7 @@ PHASE = {
     'name': 'metrics',
     'role': 'rocm_metrics',
     'changes_host': True,
-    'sections': ('os', 'packages', 'gpus'),
+    'sections': ('os', 'packages', 'gpus', 'health'),
     'keys': {
         'install': 'Packages to install (prometheus-node-exporter) where the host lacks them.',
         'dirs': "Folders of the writer, its configuration, the textfile and node_exporter's drop-in.",
@@ -210,23 +210,35 @@ def plan_amd_exporter(node, wanted, result):
     result['services'].append(AMD_EXPORTER_SERVICE)
 
 
+def count_rule(node, wanted, stack):
+    """The expected GPU count (gpu_count.expected) with rocm_metrics_expected_gpus as the role's override."""
+    return gpu_count.expected(node, stack, wanted['expected_gpus'], override_source='rocm_metrics_expected_gpus',
+                              variable='rocm_metrics_expected_gpus')
+
+
 def writer_config(node, wanted, stack):
     """The writer's /etc/gpulab/metrics.json: where to write, and what the node should show.
 
-    expected_gpus -1: the AMD functions the probe sees on the bus now, and for the KFD the stack's
-    rocm_expected_gpu_count (rocminfo agents) where it is set, else the agents the KFD lists now: a GPU that drops
-    off later shows as fewer than expected.
+    expected_pci: the one count of gpu_count.expected (rocm_metrics_expected_gpus, else rocm_expected_gpu_count,
+    else the count the health data file recorded where the bus shows fewer, else the AMD functions on the bus now),
+    the same count rocm_health checks. expected_kfd: the KFD GPU nodes (rocminfo agents: a partitioned GPU has
+    several): the set count where one is set, the agents KFD lists now plus those of the GPUs missing from the bus
+    where the recorded count is above it, else the agents KFD lists now. A GPU that drops off later shows as fewer
+    than expected.
     """
     pci = node.get('gpu_pci') or {}
-    expected = wanted['expected_gpus']
-    if expected >= 0:
-        expected_pci = expected_kfd = expected
+    rule = count_rule(node, wanted, stack)
+    nodes = pci.get('kfd_gpu_nodes') or 0
+    if rule['configured']:
+        expected_kfd = rule['count']
+    elif rule['source'] == gpu_count.RECORDED:
+        physical = pci.get('kfd_physical_gpus') or 0
+        per_gpu = max(1, nodes // physical) if physical else 1
+        expected_kfd = nodes + (rule['count'] - rule['found']) * per_gpu
     else:
-        expected_pci = len(pci.get('amd') or [])
-        count = stack.get('expected_gpu_count', -1)
-        expected_kfd = count if count >= 0 else pci.get('kfd_gpu_nodes') or 0
+        expected_kfd = nodes
     return {'textfile_dir': wanted['textfile_dir'], 'textfile_name': 'gpulab.prom',
-            'expected_pci': expected_pci, 'expected_kfd': expected_kfd,
+            'expected_pci': rule['count'], 'expected_kfd': expected_kfd,
             'rocm_path': wanted['rocm_path'], 'rocm_source': stack.get('install_source') or '',
             'node_class': wanted.get('node_class') or '', 'health_file': wanted['health_file'],
             'sysfs_root': wanted.get('sysfs_root') or '/sys'}
@@ -290,6 +302,8 @@ def plan(node, wanted, stack, host=None, previous=None):
     result['dirs'] = node_code.folders(wanted['install_dir']) + ['/etc/gpulab', wanted['textfile_dir'], DROPIN_DIR]
     config = writer_config(node, wanted, stack)
     result['config'] = config
+    for notice in count_rule(node, wanted, stack)['notices']:
+        result.warn('gpulab_gpus_expected: %s' % notice)
     result['library'] = node_code.library_files(wanted['install_dir'])
     files = {CONFIG: json.dumps(config, indent=2, sort_keys=True) + '\n'}
     files.update(units(wanted))

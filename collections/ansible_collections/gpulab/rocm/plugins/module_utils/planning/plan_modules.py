@@ -14,6 +14,7 @@ import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support, modulefile
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError, file_matches
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import is_gfx_target
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_release import parse_version
 
 # The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
@@ -41,7 +42,6 @@ INSTALL_PACKAGE = 'environment-modules'
 LOGIN_ROCM_PATH = '/opt/rocm'
 ENV_LDCONFIG = '/etc/ld.so.conf.d/rocm.conf'
 _PATH_RE = re.compile(r'/[A-Za-z0-9._/+-]*')
-_GFX_RE = re.compile(r'gfx[0-9a-f]{3,4}')
 
 
 def check(wanted):
@@ -52,7 +52,7 @@ def check(wanted):
     if path and (not _PATH_RE.fullmatch(path) or '/../' in path + '/' or path.rstrip('/') in ('', '/etc', '/usr')):
         problems.append('rocm_modules_path must be an absolute folder of letters, digits and "._+-/" (not / or '
                         '/etc), got %r' % (path,))
-    bad = [t for t in wanted.get('gfx_targets') or [] if not _GFX_RE.fullmatch(str(t))]
+    bad = [t for t in wanted.get('gfx_targets') or [] if not is_gfx_target(str(t))]
     if bad:
         problems.append('rocm_modules_gfx_targets holds values that are not gfx targets such as gfx90a: %s'
                         % ', '.join(map(repr, bad)))

@@ -12,6 +12,7 @@ import re
 import time
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support, rocm_packages, rocm_release
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import is_gfx_target
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 # The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
@@ -46,7 +47,6 @@ DISTRO_DEFAULTS = {
 }
 # A Debian package name (policy 5.6.1); anything else could reach apt as an option or a pattern.
 _PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+\Z')
-_GFX_RE = re.compile(r'^gfx[0-9a-f]{3,4}\Z')
 
 
 def check(wanted):
@@ -56,7 +56,7 @@ def check(wanted):
         if bad:
             problems.append('rocm_sdk_%s holds names that are not Debian package names: %s (lower case letters, '
                             'digits, "+", "-", "."; no leading "-")' % (key, ', '.join(repr(name) for name in bad)))
-    bad = [t for t in wanted.get('kdb_gfx_targets') or [] if not isinstance(t, str) or not _GFX_RE.match(t)]
+    bad = [t for t in wanted.get('kdb_gfx_targets') or [] if not is_gfx_target(t)]
     if bad:
         problems.append('rocm_sdk_kdb_gfx_targets holds values that are not gfx targets such as gfx90a: %s'
                         % ', '.join(repr(t) for t in bad))

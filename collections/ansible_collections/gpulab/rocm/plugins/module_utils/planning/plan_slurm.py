@@ -61,7 +61,6 @@ _CLUSTER_NAME_RE = re.compile(r'^[a-z0-9][a-z0-9_-]{0,39}\Z')
 _PARTITION_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z')
 
 
-
 def check_cluster(wanted):
     problems = []
     if not _CLUSTER_NAME_RE.match(str(wanted.get('cluster_name') or '')):
@@ -102,8 +101,6 @@ def _is_whole(value, least):
         return int(value) >= least
     except (TypeError, ValueError):
         return False
-
-
 
 
 def prolog_lines(lines, on):
@@ -152,8 +149,6 @@ def probe_needs(node, wanted, stack, fresh=()):
     paths = [DROPIN_DIR, DROPIN, '/run/systemd/system', sf.HEALTH_PROGRAM, PROLOG_PROGRAM]
     missing = [path for path in paths if path not in (node.get('paths') or {})]
     return {'sections': ['paths'], 'paths': missing} if missing else None
-
-
 
 
 def plan(node, wanted, stack, host=None, previous=None):
@@ -284,7 +279,7 @@ def plan(node, wanted, stack, host=None, previous=None):
         if install:
             defaults = files.get('defaults') or {}
             text = sf.edit_slurmd_defaults(defaults.get('content') if defaults.get('type') == 'file' else None,
-                                        record.get('name'), slurm.get('hostname'))
+                                           record.get('name'), slurm.get('hostname'))
             if text is not None and text != defaults.get('content'):
                 result['files'][DEFAULTS_FILE] = text
                 result.change('write %s' % DEFAULTS_FILE, 'slurmd must run as node %s (the host is %s)'

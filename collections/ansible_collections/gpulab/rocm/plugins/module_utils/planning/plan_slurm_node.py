@@ -29,6 +29,7 @@ PHASE = {
 CONTROLLER_PACKAGES = ['munge', 'slurmctld', 'slurm-client']
 NODE_PACKAGES = ['munge', 'slurmd', 'slurm-client']
 
+
 def check_node(wanted):
     problems = []
     name = wanted.get('node_name') or ''
@@ -54,10 +55,6 @@ def check_node(wanted):
     if wanted.get('gres_autodetect', 'auto') not in ('auto', 'never'):
         problems.append('rocm_slurm_gres_autodetect must be auto or never, got %r' % (wanted.get('gres_autodetect'),))
     return problems
-
-
-
-
 
 
 def core_index(topology):

@@ -9,9 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, gpu_support
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, gpu_count, gpu_support
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import is_gfx_target
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 # The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
@@ -20,7 +19,7 @@ PHASE = {
     'name': 'verify',
     'role': 'rocm_verify',
     'changes_host': False,
-    'sections': ('os', 'gpus', 'tools', 'versions'),
+    'sections': ('os', 'gpus', 'tools', 'versions', 'health'),
     'keys': {
         'problems': 'What does not work on the node as planned (the role fails on them).',
         'stats': "The node's figures, recorded for AWX where the role passes O(stats_key).",
@@ -28,7 +27,6 @@ PHASE = {
     },
     'read_by_plan': ('stats',),
 }
-
 
 
 def has_work(plan, wanted):
@@ -40,7 +38,7 @@ def plan(node, wanted, stack, host=None, previous=None):
     """wanted: expected_gfx_targets. Returns the Plan: record, problems, stats (the set_stats entry), summary."""
     result = Plan('verify')
     targets = list(wanted.get('expected_gfx_targets') or [])
-    bad = [t for t in targets if not re.match(r'^gfx[0-9a-f]{3,4}\Z', str(t))]
+    bad = [t for t in targets if not is_gfx_target(str(t))]
     if bad:
         raise PlanError('rocm_verify_expected_gfx_targets holds values that are not gfx targets such as gfx90a: %s'
                         % ', '.join(map(repr, bad)))
@@ -52,11 +50,16 @@ def plan(node, wanted, stack, host=None, previous=None):
     elif rocminfo.get('error_kind') == 'unreadable':
         problems.append(rocminfo['error'])
     count = int(rocminfo.get('gpu_count') or 0)
-    expected = stack['expected_gpu_count']
-    if expected >= 0 and count != expected:
+    # The one count rule (gpu_count.expected): rocm_expected_gpu_count is compared with rocminfo's agents; without
+    # it, a count the health data file recorded with the AMD GPUs on the bus, and every GPU there with rocminfo.
+    rule = gpu_count.expected(node, stack)
+    expected = rule['count']
+    if rule['configured'] and count != expected:
         problems.append('rocminfo lists %d GPU agent(s), expected %d (rocm_expected_gpu_count)%s'
                         % (count, expected, (': ' + rocminfo['error']) if rocminfo.get('error') else ''))
-    elif expected < 0:
+    elif not rule['configured']:
+        if rule['source'] == gpu_count.RECORDED:
+            problems.append(gpu_count.lost_problem(rule))
         unseen = unseen_gpus(record, stack['version'])
         if unseen:
             problems.append(

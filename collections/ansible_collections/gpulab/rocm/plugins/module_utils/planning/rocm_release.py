@@ -67,12 +67,21 @@ MIN_DRIVER_7 = '30.10'
 THEROCK_FROM = (7, 9)
 
 
-def parse_version(version):
-    """'6.2.4' -> (6, 2, 4); '6.2' -> (6, 2, 0). Raises ValueError naming the accepted forms."""
+def version_tuple(version):
+    """'6.2.4' -> (6, 2, 4); '6.2' -> (6, 2, 0) (the same release); None when it is no release number. Any release,
+    known or not: what a host reports is compared with it, parse_version() decides what the roles install."""
     match = _VERSION_RE.match(str(version).strip())
     if not match:
+        return None
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+def parse_version(version):
+    """'6.2.4' -> (6, 2, 4); '6.2' -> (6, 2, 0). Raises ValueError naming the accepted forms."""
+    parsed = version_tuple(version)
+    if parsed is None:
         raise ValueError("ROCm version %r is not a release number like '6.2.4' or '6.2' (for 6.2.0)" % (version,))
-    major, minor, patch = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+    major, minor, patch = parsed
     if (major, minor) < (5, 3):
         raise ValueError('ROCm %s is older than 5.3, whose repositories used the legacy "ubuntu"/"xenial" suites; '
                          'this collection supports ROCm 5.3 and later' % version)

@@ -57,10 +57,10 @@ def text_value(value):
 
 # Keys the role writes itself in a whole slurm.conf (rocm_slurm_conf_extra may not set them).
 OWN_KEYS = ('clustername', 'slurmctldhost', 'slurmctldport', 'slurmdport', 'slurmuser', 'authtype', 'gres',
-             'grestypes', 'nodename', 'partitionname', 'proctracktype', 'taskplugin', 'statesavelocation',
-             'slurmdspooldir', 'slurmctldpidfile', 'slurmdpidfile', 'slurmctldlogfile', 'slurmdlogfile',
-             'selecttype', 'selecttypeparameters', 'returntoservice', 'healthcheckprogram', 'healthcheckinterval',
-             'healthchecknodestate')
+            'grestypes', 'nodename', 'partitionname', 'proctracktype', 'taskplugin', 'statesavelocation',
+            'slurmdspooldir', 'slurmctldpidfile', 'slurmdpidfile', 'slurmctldlogfile', 'slurmdlogfile',
+            'selecttype', 'selecttypeparameters', 'returntoservice', 'healthcheckprogram', 'healthcheckinterval',
+            'healthchecknodestate')
 
 
 def node_line(record, slurmd_port):

@@ -37,8 +37,9 @@ INPUTS = (
      'AMD apt suite to use as is; empty derives it from the OS (Debian 12 -> jammy, 13 -> noble, Ubuntu its own '
      'codename). Only for an OS that has no mapping, with a mirror that serves it.'),
     ('rocm_expected_gpu_count', -1,
-     'AMD GPUs each host must show (rocminfo agents); -1: every AMD GPU on the PCI bus that the ROCm release '
-     'runs on (natively or with an HSA override).'),
+     'AMD GPUs each host must show (rocminfo agents), for every role (docs/health.md, the expected GPU count); -1: '
+     'the count the health data file recorded where the bus shows fewer GPUs now, else every AMD GPU on the PCI bus '
+     'that the ROCm release runs on (natively or with an HSA override).'),
 )
 DEFAULTS = dict((name, default) for name, default, _help in INPUTS)
 KERNEL_DRIVER_CHOICES = ('auto', 'always', 'never')

@@ -116,3 +116,10 @@ def test_parse_isa_name_keeps_target_features():
     assert isa == {'name': 'amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-', 'target_id': 'gfx942:sramecc+:xnack-',
                    'processor': 'gfx942', 'features': ['sramecc+', 'xnack-'], 'generic': False}
     assert gfx.parse_isa_name('amdgcn-amd-amdhsa--gfx11-generic')['generic'] is True
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("gfx90a", True), ("gfx1100", True), ("gfx942", True), ("gfx90", False), ("gfx90a:xnack-", False),
+    ("GFX90A", False), ("gfx90a\n", False), (" gfx90a", False), ("gfx11000", False), (90, False), (None, False)])
+def test_is_gfx_target_is_the_one_pattern_of_the_roles_variables(value, ok):
+    assert gfx.is_gfx_target(value) is ok

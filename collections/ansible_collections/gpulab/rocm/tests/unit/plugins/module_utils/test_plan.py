@@ -103,6 +103,23 @@ def test_a_fresh_host_plans_packages_groups_and_environment():
     assert sorted(env["bashrc"]) == ["alice", "bob"]
 
 
+def test_a_missing_user_is_one_problem_at_the_gate_and_no_write_in_the_phases():
+    # Issue 36: "the user exists" is preflight's check alone; access and env planned alone skip that user.
+    node = probe(FRESH)
+    node["users"].pop("bob")
+    gate = planner.plan("preflight", node, {"gpus_required": False, "unsupported_gpu": "warn", "degraded_link": "warn",
+                                            "min_free_gb": 0}, inputs())
+    assert [p for p in planner.refusals("preflight", gate) if "bob" in p] == [
+        "users that do not exist: bob (rocm_gpu_users); create them first"]
+    access = plan_access.plan(node, ACCESS, inputs())
+    assert access["memberships"] == {"alice": ["video", "render"]}
+    assert not [n for n in access["notices"] if "bob" in n]
+    env = plan_env.plan(node, ENV, inputs())
+    assert sorted(env["bashrc"]) == ["alice"] and not [n for n in env["notices"] if "bob" in n]
+    # rocm_env_state absent: nothing to remove for a user who is not there either.
+    assert "bob" not in (plan_env.plan(node, dict(ENV, state="absent"), inputs())["bashrc"] or {})
+
+
 def test_the_package_plan_with_the_candidates_apt_offers():
     node = probe(CONVERGED)
     installed = node["packages"]

@@ -88,6 +88,15 @@ def converge(node, plan):
     return node
 
 
+def test_a_missing_check_user_is_left_out_quietly(tmp_path):
+    # Issue 36: preflight alone says a GPU user does not exist (it stops the host at the gate).
+    node = gpu_node(tmp_path)
+    node["users"].pop("alice")
+    plan = plan_containers.plan(node, dict(WANTED, check_users=["alice"]), inputs())
+    assert plan["check"]["users"] == [] and not [n for n in plan["notices"] if "alice" in n]
+    assert "alice" not in plan["subids"]
+
+
 # --- the spec -----------------------------------------------------------------------------------------------------
 
 def test_the_spec_names_each_gpu_by_index_and_all(tmp_path):

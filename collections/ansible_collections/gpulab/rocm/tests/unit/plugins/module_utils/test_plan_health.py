@@ -67,9 +67,11 @@ def test_the_gpu_count_comes_from_the_class_the_role_the_stack_the_record_or_the
     lost = dict(NODE, gpu_pci={'amd_count': 7}, health_recorded_gpu_count=8)
     kept = plan(node=lost)
     assert kept['data']['gpu_count'] == 8 and kept['count_source'] == 'the count recorded at the first provisioning'
-    assert kept['notices'] == ['the health check expects 8 GPU(s) (the count recorded at the first provisioning), '
-                               'the PCI bus shows 7 now; set rocm_health_gpu_count or the node class to change '
-                               'the expectation']
+    assert kept['notices'] == ['the health check: 8 AMD GPU(s) expected (the count recorded at the first '
+                               'provisioning), the PCI bus shows 7 now: the expectation stays (a GPU that fell off '
+                               'the bus does not lower it); lowering it is the admin\'s decision: set '
+                               'rocm_expected_gpu_count (every role) or rocm_health_gpu_count or the node class\'s '
+                               'gpu_count (this role)']
     assert plan(stack={'expected_gpu_count': 4})['data']['gpu_count'] == 4
     assert plan(stack={'expected_gpu_count': 4}, gpu_count=2)['data']['gpu_count'] == 2
     classes = {'mi300x-8': {'gpu_count': 8, 'link_policy': 'warn'}}

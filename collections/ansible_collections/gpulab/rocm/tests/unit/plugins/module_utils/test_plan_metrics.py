@@ -55,9 +55,15 @@ def test_a_missing_node_exporter_is_installed():
     assert result['changes'][0]['change'] == 'install prometheus-node-exporter'
 
 
-def test_the_stack_count_sets_the_kfd_expectation():
+def test_the_stack_count_sets_the_expectation():
+    # Issue 36: the one count rule (gpu_count.expected), as rocm_health's: the stack-wide count for the bus too.
     result = planner.plan('metrics', NODE, WANTED, dict(STACK, expected_gpu_count=8))
-    assert json.loads(result['files'][plan_metrics.CONFIG])['expected_kfd'] == 8
+    config = json.loads(result['files'][plan_metrics.CONFIG])
+    assert (config['expected_pci'], config['expected_kfd']) == (8, 8)
+    assert result['notices'] == ["gpulab_gpus_expected: 8 AMD GPU(s) expected (rocm_expected_gpu_count), the PCI bus "
+                                 "shows 2 now: the expectation stays (a GPU that fell off the bus does not lower it); "
+                                 "lowering it is the admin's decision: set rocm_expected_gpu_count (every role) or "
+                                 "rocm_metrics_expected_gpus (this role)"]
 
 
 def test_no_systemd_is_said():

@@ -176,7 +176,7 @@ def test_a_gpu_change_restarts_the_daemons_that_take_it_and_reconfigures_the_oth
     assert slurm_files.gres_changes("GresTypes=mps\n", "GresTypes=mps,gpu\n") is None
     assert slurm_files.gres_changes("", "NodeName=a Gres=gpu:x:1\n") is None
     assert slurm_files.gres_changes("NodeName=a Gres=gpu:x:1\nNodeName=b\n",
-                                   "NodeName=a Gres=gpu:x:2\nNodeName=b Gres=gpu:y:1\n") == ["a", "b"]
+                                    "NodeName=a Gres=gpu:x:2\nNodeName=b Gres=gpu:y:1\n") == ["a", "b"]
     assert slurm_files.gres_changes("NodeName=a CPUs=2 Gres=gpu:x:1\n", "NodeName=a CPUs=4 Gres=gpu:x:2\n") is None
     assert slurm_files.gres_changes("NodeName=n[1-2] Gres=mps:1,gpu:x:1\n", "NodeName=n[1-2] Gres=mps:1\n") == [
         "n1", "n2"]
@@ -344,8 +344,8 @@ def run_cluster(hosts, install=True):
     """One run of the role over {host: probe}: the records, each host's plan, its files written into the probe."""
     roles = {"ctl": (True, False), "n1": (False, True), "n2": (False, True)}
     records = dict((name, plan_slurm_node.plan(node, dict(NODE, node_name=name, install=install,
-                                                            controller=roles[name][0], compute=roles[name][1],
-                                                            node_addr="127.0.0.1"), {})["node"])
+                                                          controller=roles[name][0], compute=roles[name][1],
+                                                          node_addr="127.0.0.1"), {})["node"])
                    for name, node in hosts.items())
     plans = {}
     for name, node in hosts.items():
