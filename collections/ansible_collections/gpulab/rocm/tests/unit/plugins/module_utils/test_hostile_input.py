@@ -21,7 +21,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture
-from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils import test_plan as base
+from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils import plan_helpers as base
 
 TIMEOUT = shutil.which("timeout")
 GPG = shutil.which("gpg")

@@ -2,30 +2,28 @@
 the driver decision, python3-apt, the disk."""
 
 import copy
-import json
-import os
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
-    plan_driver, plan_preflight as preflight, stack,
-)
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_preflight as preflight, stack
+from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils.plan_helpers import probe
 
-PROBES = os.path.join(os.path.dirname(__file__), "fixtures", "probe")
+
 NAVI22 = {"bdf": "0000:07:00.0", "name": "AMD Radeon RX 6700 XT", "device_id": "0x73df", "gfx_target": "gfx1031",
           "link": {"current_speed_gts": 16.0, "current_width": 16, "max_speed_gts": 16.0, "max_width": 16,
                    "degraded": False}}
+
+
 MI250X_X8 = {"bdf": "0000:d1:00.0", "name": "AMD Instinct MI250X / MI250", "device_id": "0x740c", "gfx_target": "gfx90a",
              "link": {"current_speed_gts": 16.0, "current_width": 8, "max_speed_gts": 16.0, "max_width": 16,
                       "degraded": True}}
+
+
 VEGA10 = {"bdf": "0000:03:00.0", "name": "AMD Radeon RX Vega 56/64", "device_id": "0x687f", "gfx_target": "gfx900",
           "link": {}}
+
+
 WANTED = {"gpus_required": True, "unsupported_gpu": "fail", "degraded_link": "warn", "min_free_gb": 20}
-
-
-def probe(name):
-    with open(os.path.join(PROBES, name)) as handle:
-        return json.load(handle)
 
 
 def converged(**gpu_pci):
@@ -159,16 +157,3 @@ def test_unknown_users_are_problems():
     node = copy.deepcopy(converged())
     node["users"]["bob"] = {"exists": False}
     assert verdict(node)["problems"] == ["users that do not exist: bob (rocm_gpu_users); create them first"]
-
-
-@pytest.mark.parametrize("allows, conn, host_id, ctl_id, container, allowed", [
-    (True, "ssh", "a", "b", False, True),       # allowed: reboot
-    (False, "ssh", "a", "b", False, False),     # policy says no
-    (True, "local", "a", "b", False, False),    # local connection
-    (True, "ssh", "a\n", "a", False, False),    # the control node itself, reached over ssh
-    (True, "ssh", "", "", True, False),         # a container
-])
-def test_reboot_plan(allows, conn, host_id, ctl_id, container, allowed):
-    plan = plan_driver.reboot_plan(allows, conn, host_id, ctl_id, container)
-    assert plan["allowed"] is allowed
-    assert ("reboot it yourself" in plan["reason"]) is not allowed

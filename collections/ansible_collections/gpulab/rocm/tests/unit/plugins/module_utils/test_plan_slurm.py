@@ -1,61 +1,23 @@
-"""rocm_slurm's planner (module_utils/planning/plan_slurm.py) over probes of fixture sysfs trees: the GPUs as GRES from the
-facts, the lines the role owns in an existing Slurm, the whole files of a Slurm it installs, the munge key, and
-when a reconfigure is enough and when a restart is needed."""
+"""rocm_slurm's cluster phase (module_utils/planning/plan_slurm.py) over probes of fixture sysfs trees: the lines
+the role owns in an existing Slurm, the whole files of a Slurm it installs, the munge key, when a reconfigure is
+enough and when a restart is needed, and the health check's and the prolog's lines."""
 
 import copy
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import slurm_conf as sc
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
-    fleet_report, plan_slurm, plan_slurm_node, slurm_files, planner,
-)
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci, read_cpu_topology
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_slurm, plan_slurm_node, planner, slurm_files
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError, sha1
-from ansible_collections.gpulab.rocm.tests.unit import sysfs_tree
-
-CPUS = {"devices/system/cpu/online": "0-3", "devices/system/node/node0/cpulist": "0-1",
-        "devices/system/node/node1/cpulist": "2-3"}
-for _cpu, (_socket, _core) in enumerate([(0, 0), (0, 1), (1, 0), (1, 1)]):
-    CPUS["devices/system/cpu/cpu%d/topology/physical_package_id" % _cpu] = _socket
-    CPUS["devices/system/cpu/cpu%d/topology/core_id" % _cpu] = _core
+from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils.slurm_helpers import NODE, RX7900XTX, TWO_MI250X, probe, record
 
 
-def mi250x(bus, render, numa):
-    return {"path": ["pci0000:00", "0000:00:01.1", bus], "class": "0x038000", "vendor": "0x1002", "device": "0x740c",
-            "revision": "0x01", "driver": "amdgpu", "numa_node": numa,
-            "drm": ["card%d" % (render - 128), "renderD%d" % render]}
-
-
-TWO_MI250X = [mi250x("0000:c1:00.0", 128, 0), mi250x("0000:d1:00.0", 129, 1)]
-RX7900XTX = [{"path": ["pci0000:00", "0000:00:03.1", "0000:03:00.0"], "class": "0x030000", "vendor": "0x1002",
-              "device": "0x744c", "revision": "0xc8", "driver": "amdgpu", "numa_node": -1,
-              "drm": ["card0", "renderD128"]}]
-
-
-def probe(tmp_path, functions, files=None, slurm=None, packages=None):
-    """A node probe of a fixture sysfs tree: sections gpus and slurm (Slurm's files as given)."""
-    root = tmp_path / ("sys%d" % len(list(tmp_path.iterdir())))
-    sysfs_tree.build(str(root), {"functions": functions, "files": CPUS})
-    described = dict((name, {"exists": True, "type": "file", "content": text, "sha1": sha1(text), "mode": "0644",
-                             "uid": 0}) for name, text in (files or {}).items())
-    state = {"conf_dir_state": {"exists": True, "type": "directory"}, "files": described,
-             "munge_key": {"exists": False, "type": None}, "users": {"munge": {"uid": 101, "gid": 102}},
-             "rsmi_plugin": False, "daemons": {"munged": True, "slurmd": True, "slurmctld": True},
-             "hostname": "gpu01", "topology": read_cpu_topology(str(root))}
-    state.update(slurm or {})
-    return {"sections": ["gpus", "os", "packages", "slurm"], "os": {"euid": 0},
-            "gpu_pci": gather_pci(str(root), str(tmp_path), str(tmp_path)), "slurm": state,
-            "packages": packages or {}}
-
-
-NODE = {"node_name": "gpu01", "node_addr": "", "node_port": 0, "gpu_types": {}, "gres_autodetect": "auto",
-        "install": False, "controller": False, "compute": True}
 CLUSTER = {"install": False, "conf_dir": "/etc/slurm", "controller": False, "controllers": ["ctl"], "compute": True,
            "cluster_name": "gpulab", "partition": "gpu", "slurmctld_port": 6817, "slurmd_port": 6818,
            "cgroup_enforce": True, "conf_extra": {}}
+
 CTL = {"name": "ctl", "hostname": "ctl", "addr": "10.0.0.1", "port": 0, "compute": False, "controller": True,
        "gpus": [], "gres": "", "shape": None, "munge_key_sha1": "k" * 40}
+
 LAB_CONF = """# The lab's own slurm.conf
 ClusterName=lab
 SlurmctldHost=ctl
@@ -64,10 +26,6 @@ NodeName=gpu01 CPUs=4 Gres=mps:100 State=UNKNOWN
 NodeName=cpu[01-02] CPUs=8
 PartitionName=all Nodes=ALL Default=YES
 """
-
-
-def record(node, **over):
-    return plan_slurm_node.plan(node, dict(NODE, **over), {})["node"]
 
 
 def cluster(node, rec, **over):
@@ -87,43 +45,7 @@ def converged(node, result):
     return node
 
 
-# --- the GPUs as GRES from the facts -------------------------------------------------------------------------------
-
-def test_one_gres_line_per_gpu_with_type_render_node_and_the_cores_of_its_numa_node(tmp_path):
-    rec = record(probe(tmp_path, TWO_MI250X))
-    assert rec["gres"] == "gpu:mi250x:2"
-    assert slurm_files.gres_block(rec) == [
-        "AutoDetect=off",
-        "Name=gpu Type=mi250x File=/dev/dri/renderD128 Flags=amd_gpu_env Cores=0-1  # 0000:c1:00.0",
-        "Name=gpu Type=mi250x File=/dev/dri/renderD129 Flags=amd_gpu_env Cores=2-3  # 0000:d1:00.0"]
-    assert rec["shape"] == {"cpus": 4, "sockets": 2, "cores_per_socket": 2, "threads_per_core": 1}
-
-
-def test_the_type_comes_from_the_device_id_and_revision_and_can_be_renamed(tmp_path):
-    assert record(probe(tmp_path, RX7900XTX))["gres"] == "gpu:rx7900xtx:1"
-    assert record(probe(tmp_path, TWO_MI250X), gpu_types={"0x740C": "mi250"})["gres"] == "gpu:mi250:2"
-    assert sc.gpu_type("0x744c", "0xcc") == "rx7900xt" and sc.gpu_type("0x744c", "0x01") == "navi31"
-    assert sc.gpu_type("0x9999", None, "gfx1030") == "gfx1030" and sc.gpu_type("0x9999") == "amdgpu"
-    assert all(sc.TYPE_RE.match(kind) for kind in list(sc.GPU_TYPES.values()) + list(sc.GPU_TYPES_BY_REVISION.values()))
-
-
-def test_an_unknown_numa_node_gives_no_cores_and_a_gpu_without_render_node_is_left_out(tmp_path):
-    no_drm = dict(TWO_MI250X[0], drm=[])
-    result = plan_slurm_node.plan(probe(tmp_path, RX7900XTX + [no_drm]), NODE, {})
-    assert [gpu["file"] for gpu in result["node"]["gpus"]] == ["/dev/dri/renderD128"]
-    assert result["node"]["gpus"][0]["cores"] is None
-    assert "GPU 0000:c1:00.0 (AMD Instinct MI250X / MI250) has no render node" in result["notices"][0]
-
-
-def test_autodetect_rsmi_where_slurmd_has_the_plugin(tmp_path):
-    node = probe(tmp_path, TWO_MI250X, slurm={"rsmi_plugin": True})
-    rec = record(node)
-    assert rec["autodetect"] and rec["gres"] == "gpu:2"
-    assert slurm_files.gres_block(rec)[-1] == "AutoDetect=rsmi"
-    assert record(node, gres_autodetect="never")["gres"] == "gpu:mi250x:2"
-
-
-# --- an existing Slurm: only the owned lines change ----------------------------------------------------------------
+# --- an existing Slurm: only the owned lines change ---------------------------------------------------------------
 
 def test_an_existing_slurm_conf_keeps_everything_but_gres_types_and_the_nodes_gres(tmp_path):
     node = probe(tmp_path, TWO_MI250X, files={"slurm.conf": LAB_CONF})
@@ -202,7 +124,7 @@ def test_a_gres_conf_keeps_the_labs_other_lines(tmp_path):
     assert text.endswith(slurm_files.BLOCK_END + "\n")
 
 
-# --- a Slurm the role installs --------------------------------------------------------------------------------------
+# --- a Slurm the role installs ------------------------------------------------------------------------------------
 
 def test_an_installed_slurm_gets_whole_files_and_a_gpu_less_node_no_gres(tmp_path):
     node = probe(tmp_path, TWO_MI250X, slurm={"hostname": "host-a"})
@@ -250,29 +172,6 @@ def test_the_munge_key_is_made_on_the_controller_and_copied_to_the_others(tmp_pa
         cluster(node, record(node, install=True), install=True)
 
 
-def test_the_packages_a_host_lacks(tmp_path):
-    node = probe(tmp_path, [], packages={"munge": ["ii ", "0.5.15-2"]})
-    result = plan_slurm_node.plan(node, dict(NODE, install=True, controller=True, compute=True), {})
-    assert result["packages"] == ["slurmctld", "slurm-client", "slurmd"]
-    assert plan_slurm_node.plan(node, NODE, {})["packages"] == []
-
-
-# --- every value written is checked -------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("over, words", [
-    ({"node_name": "gpu01 Gres=gpu:9"}, "rocm_slurm_node_name must be a Slurm node name"),
-    ({"node_addr": "10.0.0.1 Port=1"}, "rocm_slurm_node_addr must be a host name or an IP address"),
-    ({"node_port": 70000}, "rocm_slurm_node_port must be a TCP port"),
-    ({"gpu_types": {"0x740c": "MI250 X"}}, "'MI250 X' for 0x740c is not a GRES type"),
-    ({"gpu_types": {"mi250": "mi250"}}, "'mi250' is not a PCI device id"),
-    ({"gres_autodetect": False}, "rocm_slurm_gres_autodetect must be auto or never"),
-])
-def test_bad_node_values_are_refused_before_any_change(tmp_path, over, words):
-    with pytest.raises(PlanError) as failure:
-        plan_slurm_node.plan(probe(tmp_path, TWO_MI250X), dict(NODE, **over), {})
-    assert words in str(failure.value) and "Nothing was changed" in str(failure.value)
-
-
 @pytest.mark.parametrize("over, words", [
     ({"cluster_name": "Lab Cluster"}, "rocm_slurm_cluster_name must be"),
     ({"partition": "gpu Nodes=ALL"}, "rocm_slurm_partition must be a partition name"),
@@ -297,48 +196,7 @@ def test_the_planner_runs_both_phases_as_root_only(tmp_path):
         planner.plan("slurm", node, CLUSTER, {})
 
 
-# --- Slurm's formats, and Slurm's view in the fleet report -----------------------------------------------------------
-
-SCONTROL = ("NodeName=gpu01 Arch=x86_64 CoresPerSocket=2 CPUAlloc=0 CPUTot=4 Gres=gpu:mi250x:2(S:0-1) "
-            "NodeAddr=gpu01 OS=Linux 6.1.0-27-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.115-1 (2024-11-01) "
-            "RealMemory=1 State=IDLE+DRAIN CfgTRES=cpu=4,gres/gpu=2 Reason=gres/gpu count too low [slurm@2026]\n"
-            "NodeName=cpu01 Arch=x86_64 Gres=(null) State=IDLE\n")
-
-
-def test_scontrol_one_liners_and_the_fleet_record():
-    nodes = sc.parse_scontrol_nodes(SCONTROL)
-    assert [node["NodeName"] for node in nodes] == ["gpu01", "cpu01"]
-    assert nodes[0]["OS"].startswith("Linux 6.1.0-27-amd64 #1 SMP") and sc.gres_of(nodes[0]) == "gpu:mi250x:2"
-    assert sc.gres_of(nodes[1]) == ""
-    node = {"slurm": {"hostname": "gpu01", "files": {}}, "slurm_state": {"nodes": nodes, "error": None}}
-    record = fleet_report.host_record(node, "gpu01.lab")
-    assert record["slurm"]["gres"] == "gpu:mi250x:2" and record["slurm"]["state"] == "IDLE+DRAIN"
-    assert "Slurm shows node gpu01 IDLE+DRAIN: gres/gpu count too low [slurm@2026]" in record["problems"]
-    # slurmd -N names the node; a host with no Slurm has no slurm record.
-    node["slurm"]["files"] = {"defaults": {"content": 'SLURMD_OPTIONS="-N cpu01"\n'}}
-    assert fleet_report.host_record(node, "x")["slurm"]["node"] == "cpu01"
-    assert fleet_report.host_record({"slurm_state": {"nodes": [], "error": "no Slurm here (no scontrol)"}},
-                                    "x")["slurm"] is None
-
-
-def test_hostlists():
-    assert sc.expand_hostlist("gpu[01-03,07],login1") == ["gpu01", "gpu02", "gpu03", "gpu07", "login1"]
-    with pytest.raises(ValueError):
-        sc.expand_hostlist("gpu[a-b]")
-
-
-def test_the_report_reads_slurms_live_view_only_where_the_host_has_slurm():
-    read = ["os", "gpus", "tools", "versions", "slurm", "health"]
-    without = {"sections": read, "slurm": {"binaries": {"scontrol": None}}}
-    assert planner.probe_needs("report", without, {}, {}) is None  # one module run on a host without Slurm
-    with_slurm = {"sections": read, "slurm": {"binaries": {"scontrol": "/usr/bin/scontrol"}}}
-    assert planner.probe_needs("report", with_slurm, {}, {})["sections"] == ["slurm", "slurm_state"]
-    assert planner.probe_needs("report", with_slurm, {}, {}, fresh={"slurm", "slurm_state"}) is None
-    assert planner.probe_needs("report", {"sections": []}, {}, {})["sections"] == sorted([
-        "os", "gpus", "tools", "versions", "slurm", "health", "slurm_state"])
-
-
-# --- a whole cluster, as the role runs it: every record, then every host's plan, applied, planned again -------------
+# --- a whole cluster, as the role runs it: every record, then every host's plan, applied, planned again -----------
 
 def run_cluster(hosts, install=True):
     """One run of the role over {host: probe}: the records, each host's plan, its files written into the probe."""
@@ -390,7 +248,7 @@ def test_a_cluster_converges_then_plans_nothing_and_follows_a_gpu_count_change(t
     assert [plan["changes"] for plan in run_cluster(hosts).values()] == [[], [], []]
 
 
-# --- the health check's lines and slurmd's drop-in (docs/health.md) ------------------------------------------------
+# --- the health check's lines and slurmd's drop-in (docs/health.md) -----------------------------------------------
 
 HEALTH = {"health_check": True, "health_interval": 30, "health_node_state": "any"}
 
