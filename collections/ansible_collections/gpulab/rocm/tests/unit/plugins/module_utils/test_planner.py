@@ -1,8 +1,10 @@
 """The planner (module_utils/planning/planner.py) across its phases, over real probes (fixtures/probe/SOURCES.md): a
 converged host plans nothing in any phase, a fresh one plans each change with its reason, the checks that have one
-home, what the planner asks the probe for, and what it hands a phase."""
+home, what the planner asks the probe for, and what it hands a phase; and the rule that finds a phase's tests by
+name (issue 36): one test_plan_<phase>.py per phase of the registry."""
 
 import copy
+import os
 
 import pytest
 
@@ -123,3 +125,38 @@ def test_the_planner_hands_a_phase_its_previous_plan_and_says_nothing_about_what
     with pytest.raises(PlanError) as raised:
         planner.plan("sdk", node, SDK, inputs(rocm_version="6.2"), {"check_mode": False}, previous={})
     assert "was changed" not in str(raised.value)
+
+
+# --- a phase's tests are found by its name (issue 36) ----------------------------------------------------------
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# test_plan*.py files that are not a phase's, each with why.
+NOT_PHASES = {
+    "test_plan_pass.py": "the plan pass and its gate (planning/plan_pass.py), which plans every phase; not a phase",
+}
+
+
+def phase_test_files(names):
+    """(the phases of planner.PHASES without a test_plan_<phase>.py among names, the test_plan*.py files among names
+    that are neither a phase's nor in NOT_PHASES). A bare test_plan.py, the catch-all this rule replaced, is one."""
+    files = set(name for name in names if name == "test_plan.py" or (name.startswith("test_plan_") and
+                                                                     name.endswith(".py")))
+    missing = [phase for phase in planner.PHASES if "test_plan_%s.py" % phase not in files]
+    strays = sorted(name for name in files if name[len("test_plan_"):-len(".py")] not in planner.PHASES
+                    and name not in NOT_PHASES)
+    return missing, strays
+
+
+def test_every_phase_has_its_test_file_and_every_test_plan_file_is_a_phase_s():
+    missing, strays = phase_test_files(os.listdir(HERE))
+    assert missing == [], "phases without their tests in test_plan_<phase>.py: %s" % ", ".join(missing)
+    assert strays == [], ("test_plan_*.py files that name no phase of planner.PHASES: %s (rename them after the phase "
+                          "they test, or add them to NOT_PHASES with the reason)" % ", ".join(strays))
+    for name in NOT_PHASES:
+        assert os.path.exists(os.path.join(HERE, name)) and name[len("test_plan_"):-len(".py")] not in planner.PHASES
+
+
+def test_the_rule_finds_a_phase_without_tests_and_a_file_of_no_phase():
+    names = ["test_plan_%s.py" % phase for phase in planner.PHASES if phase != "slurm_node"]
+    names += ["test_plan_pass.py", "test_plan_repo_7x.py", "test_plan.py", "test_planner.py", "plan_helpers.py"]
+    assert phase_test_files(names) == (["slurm_node"], ["test_plan.py", "test_plan_repo_7x.py"])
