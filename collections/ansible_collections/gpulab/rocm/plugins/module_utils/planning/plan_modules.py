@@ -25,6 +25,8 @@ PHASE = {
     'changes_host': True,
     # Plus the modulefile folders (plan_modules.probe_needs).
     'sections': ('os', 'packages', 'gpus', 'modules'),
+    # What packages put on the host: read again after a package change since it was read.
+    'derived_from_packages': ('modules',),
     'keys': {
         'install': 'Distribution packages to install for the modules tool (Environment Modules when asked).',
         'dirs': 'Modulefile folders to make.',

@@ -43,9 +43,6 @@ COMMON_KEYS = {
     'refused': "Only in the plan pass: the phase's problems, kept for the gate (the other keys are then absent).",
 }
 SECTIONS = dict((phase, entry['sections']) for phase, entry in CONTRACT.items())
-# Probe sections that describe what packages put on the host: read again when 'packages' was read after them (a
-# package change of rocm_sdk after the plan pass), so the later phase plans from the releases now installed.
-DERIVED_FROM_PACKAGES = ('modules',)
 
 
 def refusals(phase, plan):
@@ -82,8 +79,10 @@ def probe_needs(phase, node, wanted, stack, fresh=()):
     """
     missing = [section for section in SECTIONS[phase] if section not in (node.get('sections') or [])]
     read_at = node.get('read_at') or {}
-    missing += [section for section in DERIVED_FROM_PACKAGES
-                if section in SECTIONS[phase] and section not in missing and section not in fresh
+    # Sections that describe what packages put on the host: read again when 'packages' was read after them (a package
+    # change after the plan pass), so the phase plans from the releases now installed.
+    missing += [section for section in CONTRACT[phase].get('derived_from_packages', ())
+                if section not in missing and section not in fresh
                 and read_at.get('packages', 0) > read_at.get(section, 0)]
     own = getattr(REGISTRY[phase], 'probe_needs', None)
     extra = own(node, wanted, stack, fresh) if own else None

@@ -117,7 +117,8 @@ def test_the_installed_releases_are_read_again_after_a_package_change():
     node["candidates"] = dict((name, [version]) for name, (_abbrev, version) in installed.items() if ".60204-" in version)
     node["packages"] = dict((name, info) for name, info in installed.items() if ".60204-" not in info[1])
     refresh_after = plan_sdk.plan(node, SDK, inputs())["refresh_after"]
-    assert set(planner.DERIVED_FROM_PACKAGES) <= set(refresh_after) and "packages" in refresh_after
+    derived = [s for entry in planner.CONTRACT.values() for s in entry.get("derived_from_packages", ())]
+    assert set(derived) <= set(refresh_after) and "packages" in refresh_after
 
 
 def test_the_planner_hands_a_phase_its_previous_plan_and_says_nothing_about_what_changed():
@@ -160,3 +161,17 @@ def test_the_rule_finds_a_phase_without_tests_and_a_file_of_no_phase():
     names = ["test_plan_%s.py" % phase for phase in planner.PHASES if phase != "slurm_node"]
     names += ["test_plan_pass.py", "test_plan_repo_7x.py", "test_plan.py", "test_planner.py", "plan_helpers.py"]
     assert phase_test_files(names) == (["slurm_node"], ["test_plan.py", "test_plan_repo_7x.py"])
+
+
+def test_no_phase_is_named_in_the_planner_the_pass_or_the_plan_action():
+    # A new phase is one new module and its role: the code that runs the planning names none (its strings).
+    import io
+    import os
+    import tokenize
+    from ansible_collections.gpulab.rocm.plugins.action import plan as plan_action
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_pass
+    for module in (planner, plan_pass, plan_action):
+        with open(os.path.abspath(module.__file__).replace('.pyc', '.py')) as handle:
+            tokens = list(tokenize.generate_tokens(io.StringIO(handle.read()).readline))
+        strings = [token.string.strip('\'"') for token in tokens if token.type == tokenize.STRING]
+        assert not set(strings) & set(planner.PHASES), module.__name__
