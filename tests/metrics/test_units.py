@@ -27,7 +27,7 @@ CAPTURE = os.path.join(HERE, '..', '..', 'collections', 'ansible_collections', '
 BASE_UNIT = '/lib/systemd/system/prometheus-node-exporter.service'
 WANTED = {'enabled': True, 'packages': ['prometheus-node-exporter'], 'collectors': ['drm', 'hwmon', 'textfile'],
           'textfile_dir': '/var/lib/prometheus/node-exporter', 'listen_address': ':9100', 'interval': '1min',
-          'node_class': '', 'expected_gpus': -1, 'install_dir': '/usr/lib/gpulab/metrics',
+          'node_class': '', 'expected_gpus': -1, 'install_dir': '/usr/lib/gpulab/python',
           'health_file': '/var/lib/gpulab/health/last.json', 'rocm_path': '/opt/rocm', 'sysfs_root': '/sys',
           'systemd': True}
 NODE = {'os': {'euid': 0}, 'packages': {'prometheus-node-exporter': ['ii', '1.5.0-1+b6']}, 'gpu_pci': {'amd': []}}

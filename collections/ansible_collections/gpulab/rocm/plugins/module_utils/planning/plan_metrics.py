@@ -3,12 +3,11 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What rocm_metrics changes on a node: Debian's prometheus-node-exporter (installed where it is missing, an
 existing one configured, not replaced) with the drm, hwmon and textfile collectors, the gpulab textfile writer (the
-collection's own readers, shipped under the role's own folder) and the systemd timer that runs it. Pure but for
-package_sources(), which reads the shipped module_utils from the controller's collection.
+collection's node code, planning/node_code.py) and the systemd timer that runs it. Pure but for node_code's reading
+of the shipped module_utils from the controller's collection.
 
-What the role owns on the node: its folder (install_dir, default /usr/lib/gpulab/metrics: a copy of the
-module_utils the writer imports, in the package layout; the health check's role has its own folder beside it, so
-the two never write the same file), /usr/local/sbin/gpulab-metrics-textfile, /etc/gpulab/metrics.json, the
+What the role writes on the node: the node code in install_dir (default /usr/lib/gpulab/python, where rocm_health
+writes the same files from the same list), /usr/local/sbin/gpulab-metrics-textfile, /etc/gpulab/metrics.json, the
 gpulab-metrics service and timer, the node_exporter drop-in gpulab.conf, and the textfile gpulab.prom. The lab's own
 node_exporter settings (/etc/default/prometheus-node-exporter: ARGS) stay as they are: the drop-in adds ours.
 

@@ -24,7 +24,7 @@ HEALTH = dict(node_class='', node_classes={}, gpu_models={}, gpu_count=-1, link_
               dev_root='/dev')
 METRICS = {'enabled': True, 'packages': ['prometheus-node-exporter'], 'collectors': ['drm', 'hwmon', 'textfile'],
            'textfile_dir': '/var/lib/prometheus/node-exporter', 'listen_address': ':9100', 'interval': '1min',
-           'node_class': '', 'expected_gpus': -1, 'install_dir': '/usr/lib/gpulab/metrics',
+           'node_class': '', 'expected_gpus': -1, 'install_dir': '/usr/lib/gpulab/python',
            'health_file': '/var/lib/gpulab/health/last.json', 'rocm_path': '/opt/rocm', 'sysfs_root': '/sys'}
 MI250X = {"bdf": "0000:d1:00.0", "vendor": "AMD", "name": "Aldebaran/MI200 [Instinct MI250X]", "gfx_target": "gfx90a",
           "driver": "amdgpu", "sriov_vf": False, "link": {}}

@@ -23,7 +23,7 @@ from ansible_collections.gpulab.rocm.tests.unit.sysfs_tree import add_function, 
 
 WANTED = {'enabled': True, 'packages': ['prometheus-node-exporter'], 'collectors': ['drm', 'hwmon', 'textfile'],
           'textfile_dir': '/var/lib/prometheus/node-exporter', 'listen_address': ':9100', 'interval': '1min',
-          'node_class': 'mi200_nodes', 'expected_gpus': -1, 'install_dir': '/usr/lib/gpulab/metrics',
+          'node_class': 'mi200_nodes', 'expected_gpus': -1, 'install_dir': '/usr/lib/gpulab/python',
           'health_file': '/var/lib/gpulab/health/last.json', 'rocm_path': '/opt/rocm', 'sysfs_root': '/sys'}
 STACK = {'expected_gpu_count': -1, 'install_source': 'amd', 'version': '6.2.4'}
 NODE = {'os': {'euid': 0, 'systemd': True}, 'packages': {'prometheus-node-exporter': ['ii', '1.5.0-1+b6']},
