@@ -225,7 +225,8 @@ def test_the_page_escapes_every_value(tmp_path):
     evil = '0000:d1:00.0" onmouseover="alert(1)'
     record["gpus"][0]["model"] = '<img src=x onerror=alert(1)>'
     record["gpus"][0]["link"].update(at=evil, source="sysfs", width=8, speed_gts=16.0)
-    fleet = report.report_fleet({"n1": {"r": record}}, ["n1"], "r")
+    # The page shows the inventory's name of the host (a record cannot claim another host's), escaped.
+    fleet = report.report_fleet({record["name"]: {"r": record}}, [record["name"]], "r")
     template = ROOT / "roles" / "rocm_report" / "templates"
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template)))
     page = env.get_template("fleet-report.html.j2").render(__rocm_report=fleet, rocm_report_title="t")
@@ -299,7 +300,7 @@ def test_each_host_links_to_its_metrics_where_a_prometheus_is_set(tmp_path):
     import jinja2
     record = report.host_record(node(tmp_path, tools={"rocminfo": rocminfo(
         "rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt")}), 'n1"><b>x')
-    fleet = report.report_fleet({"n1": {"r": record}}, ["n1"], "r")
+    fleet = report.report_fleet({'n1"><b>x': {"r": record}}, ['n1"><b>x'], "r")
     template = ROOT / "roles" / "rocm_report" / "templates"
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template)))
     page = env.get_template("fleet-report.html.j2")
@@ -309,3 +310,127 @@ def test_each_host_links_to_its_metrics_where_a_prometheus_is_set(tmp_path):
     html = page.render(__rocm_report=fleet, rocm_report_title="t", rocm_report_prometheus_url="http://prom:9090/")
     assert ('<a href="http://prom:9090/graph?g0.tab=1&amp;g0.expr=gpulab_gpu_info%7Binstance%3D~%22n1%22%3E%3Cb%3Ex'
             '%28%3A%5B0-9%5D%2B%29%3F%22%7D">metrics</a>') in html
+
+
+# --- one host's record cannot spoil the report (issue 38): every field checked, every value bounded -------------
+
+def _page(fleet):
+    import jinja2
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROOT / "roles" / "rocm_report" / "templates")))
+    return env.get_template("fleet-report.html.j2").render(__rocm_report=fleet, rocm_report_title="t")
+
+
+def _good(tmp_path, name):
+    return report.host_record(node(tmp_path, tools={"rocminfo": rocminfo(
+        "rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt")}), name)
+
+
+def test_a_forged_record_is_its_hosts_problem_and_the_others_render(tmp_path):
+    # b-node's probe reply put a string where the link width is (the page multiplies speed by width: "x" * 16.0
+    # stopped the whole report before); a-node and c-node are real records and are reported as they are.
+    good_a, good_c = _good(tmp_path, "a-node"), _good(tmp_path, "c-node")
+    forged = _good(tmp_path, "b-node")
+    forged["gpus"][0]["link"].update(width="sixteen", speed_gts=16.0)
+    fleet = report.report_fleet({"a-node": {"r": {"record": good_a}}, "b-node": {"r": {"record": forged}},
+                                 "c-node": {"r": {"record": good_c}}}, ["c-node", "b-node", "a-node"], "r")
+    assert [host["name"] for host in fleet["hosts"]] == ["a-node", "b-node", "c-node"]
+    assert fleet["hosts"][0] == good_a and fleet["hosts"][2] == good_c
+    bad = fleet["hosts"][1]
+    assert (bad["reachable"], bad["gpus"], bad["gpu_count"]) == (True, [], 0)
+    assert bad["problems"] == bad["host_problems"] and len(bad["problems"]) == 1
+    assert bad["problems"][0].startswith("the host record is invalid at gpus[0].link.width: a whole number was "
+                                         "expected, not str 'sixteen'")
+    assert fleet["summary"] == {"hosts": 3, "unreachable": 0, "hosts_with_problems": 1, "gpus": 2, "amd_gpus": 2,
+                                "degraded_links": 0, "models": {"AMD Instinct MI250X": 2}}
+    page = _page(fleet)
+    assert page.count('data-host="a-node"') == 1 and page.count('data-host="c-node"') == 1
+    assert page.count('data-host="b-node"') == 1 and "invalid at gpus[0].link.width" in page
+    json.loads(json.dumps(fleet, allow_nan=False))  # the JSON file is valid JSON
+    assert report.report_stats(fleet)["b-node"]["problems"] == bad["problems"]
+
+
+def _forge(record, field, value):
+    """record with one field (a dotted path; a number is a list index) set to value."""
+    target = record
+    keys = [int(key) if key.isdigit() else key for key in field.split(".")]
+    for key in keys[:-1]:
+        target = target[key]
+    target[keys[-1]] = value
+    return record
+
+
+HUGE = 10 ** 12
+
+
+@pytest.mark.parametrize("field, value, where, why", [
+    ("gpu_count", HUGE, "gpu_count", "int 1000000000000 is out of range (0 to 1024)"),
+    ("gpu_count", "8", "gpu_count", "a whole number was expected, not str '8'"),
+    ("gpu_count", True, "gpu_count", "a whole number was expected, not bool"),
+    ("degraded_links", 10 ** 400, "degraded_links", "an integer of 1329 bits is out of range"),
+    ("gpus.0.model", "M" * (100 * 1024 * 1024), "gpus[0].model", "104857600 characters, at most 512"),
+    ("gpus.0.vram_bytes", 10 ** 400, "gpus[0].vram_bytes", "an integer of 1329 bits is out of range"),
+    ("gpus.0.vram_bytes", float("nan"), "gpus[0].vram_bytes", "a whole number was expected, not float nan"),
+    ("gpus.0.link.speed_gts", float("inf"), "gpus[0].link.speed_gts", "float inf is out of range"),
+    ("gpus.0.link.speed_gts", "16", "gpus[0].link.speed_gts", "a number was expected, not str '16'"),
+    ("gpus.0.link.width", HUGE, "gpus[0].link.width", "out of range (0 to 64)"),
+    ("gpus.0.link", "x16", "gpus[0].link", "an object was expected, not str"),
+    ("gpus", None, "gpus", "a list was expected, not NoneType"),
+    ("problems", "one string", "problems", "a list was expected, not str 'one string'"),
+    ("problems", ["p" * 4097], "problems[0]", "4097 characters, at most 4096"),
+    ("problems", ["p" * 4000] * 300, "problems[262]", "more than 1048576 characters"),
+    ("gfx_targets", [7], "gfx_targets[0]", "a string was expected, not int 7"),
+    ("reachable", "yes", "reachable", "true or false was expected, not str 'yes'"),
+    ("slurm", {"node": "n", "listed": 1}, "slurm.listed", "true or false was expected, not int 1"),
+    ("health", {"verdict": None, "failing": []}, "health.verdict", "a string was expected, not NoneType"),
+])
+def test_every_field_is_checked_and_every_value_bounded(tmp_path, field, value, where, why):
+    import time
+    import tracemalloc
+    record = _forge(_good(tmp_path, "bad"), field, value)
+    good = _good(tmp_path, "good")
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        fleet = report.report_fleet({"bad": {"r": record}, "good": {"r": good}}, ["good", "bad"], "r")
+        page = _page(fleet)
+        text = json.dumps(fleet, allow_nan=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # Within a bound whatever the value: no copy of a 100 MB string, no "x" * 10**12, under a second.
+    assert peak < 8 * 1024 * 1024 and time.monotonic() - started < 5 and len(page) < 64 * 1024 and len(text) < 16384
+    bad, other = fleet["hosts"]
+    assert other == good
+    assert bad["problems"][0].startswith("the host record is invalid at %s: " % where), bad["problems"][0]
+    assert why in bad["problems"][0]
+
+
+def test_a_huge_list_is_refused_by_its_length(tmp_path):
+    # 10**6 GPU rows (one dict, referenced a million times: cheap to forge, expensive to render): refused by count.
+    record = _good(tmp_path, "bad")
+    record["gpus"] = record["gpus"] * 10 ** 6
+    fleet = report.report_fleet({"bad": {"r": record}}, ["bad"], "r")
+    assert fleet["hosts"][0]["problems"][0].startswith(
+        "the host record is invalid at gpus: 1000000 entries, at most 1024")
+
+
+def test_every_record_the_captures_give_is_valid(tmp_path):
+    # The schema accepts what host_record builds from real captures (rocminfo, rocm-smi, amd-smi, the MI50 tree, the
+    # H200's sysfs): a check that refused real hosts would be worse than none.
+    real = json.loads((ROOT / "docs" / "h200-pci" / "gpu_pci_h200.json").read_text())["gpu_pci"]
+    records = [
+        _good(tmp_path, "mi250x"),
+        report.host_record(node(tmp_path, gpu_pci=real, versions={"rocm": None, "amdgpu": None}), "h200"),
+        report.host_record(node(tmp_path, versions={"rocm": None, "amdgpu": None}), "bare"),
+    ]
+    for name in sorted((ROOT / "collections/ansible_collections/gpulab/rocm/tests/unit/plugins/module_utils/fixtures"
+                        / "rocminfo").glob("*.txt")):
+        records.append(report.host_record(node(tmp_path, tools={"rocminfo": rocminfo("rocminfo/" + name.name)}),
+                                          name.stem))
+    for name in sorted((ROOT / "collections/ansible_collections/gpulab/rocm/tests/unit/plugins/module_utils/fixtures"
+                        / "rocm-smi").glob("*.json")):
+        records.append(report.host_record(node(tmp_path, tools={"rocm_smi": rocm_smi("rocm-smi/" + name.name)}),
+                                          name.stem))
+    assert len(records) > 10
+    for record in records:
+        assert report.valid_record(record, record["name"]) == record

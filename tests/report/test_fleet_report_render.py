@@ -152,3 +152,49 @@ def test_report_defaults_outside_an_installed_collection(tmp_path, inside, expec
                           cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "defaults.txt").read_text() == expected.format(project=project, home=home)
+
+
+PER_HOST = """
+- name: The fleet report of three hosts, each with its own record
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: The record of this host, as gpulab.rocm.plan (phase report) would register it
+      ansible.builtin.set_fact:
+        __rocm_report_host: {record: "{{ lookup('ansible.builtin.file', records ~ '/' ~ inventory_hostname ~ '.json') | from_json }}"}
+    - name: The role's own writing tasks
+      ansible.builtin.include_role:
+        name: rocm_report
+        tasks_from: write.yml
+"""
+
+
+@pytest.mark.skipif(not ANSIBLE_PLAYBOOK.exists(), reason="ansible-playbook is not beside this python")
+def test_a_forged_record_among_good_ones_through_ansible(tmp_path):
+    # Issue 38: one host's probe reply with a string where the link width is and a 10**12 GPU count stopped the
+    # report for every host. Through ansible-playbook (the record as Ansible's hostvars hold it): n1 and n3 are
+    # reported, n2 is listed with its problem, and the task succeeds.
+    records = tmp_path / "records"
+    records.mkdir()
+    for name in ("n1", "n2", "n3"):
+        record = base.report.host_record(base.node(tmp_path, tools={"rocminfo": base.rocminfo(
+            "rocminfo/gfx90a-mi250x-gcd-4numa-epyc7a53-rocm5.7.txt")}), name)
+        if name == "n2":
+            record["gpus"][0]["link"]["width"] = "x"
+            record["gpu_count"] = 10 ** 12
+        (records / ("%s.json" % name)).write_text(json.dumps(record))
+    (tmp_path / "play.yml").write_text(PER_HOST)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "n1,n2,n3,", str(tmp_path / "play.yml"),
+                           "-e", "ansible_python_interpreter=%s" % sys.executable, "-e", "records=%s" % records,
+                           "-e", "rocm_report_dest=%s" % (tmp_path / "report"), "-e", "rocm_report_set_stats=false"],
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    written = json.loads((tmp_path / "report" / "fleet-report.json").read_text())
+    assert [(host["name"], len(host["gpus"])) for host in written["hosts"]] == [("n1", 1), ("n2", 0), ("n3", 1)]
+    assert written["hosts"][1]["problems"][0].startswith("the host record is invalid at gpu_count: int 1000000000000 "
+                                                         "is out of range (0 to 1024)")
+    assert "3 host(s), 2 GPU(s)" in proc.stdout and "  n2: the host record is invalid at gpu_count" in proc.stdout
+    page = (tmp_path / "report" / "fleet-report.html").read_text()
+    assert [page.count('data-host="%s"' % name) for name in ("n1", "n2", "n3")] == [1, 1, 1]

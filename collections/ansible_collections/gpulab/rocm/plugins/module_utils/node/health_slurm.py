@@ -116,6 +116,20 @@ def node_name(defaults='/etc/default/slurmd'):
 
 
 def main(argv=None, runner=health_run.run_tool, find=health_run.find_tool, now=None):
+    """gpulab-slurm-health: exit 0 whatever happens (an error is logged on stderr; the node's state stays as it
+    is), as slurmd expects of its HealthCheckProgram."""
+    try:
+        return _check_and_set(argv, runner, find, now)
+    except Exception as exc:  # pylint: disable=broad-except
+        try:
+            health_run.say('gpulab-slurm-health: internal error, node not drained or resumed: %s: %s'
+                           % (type(exc).__name__, str(exc)[:300]), sys.stderr)
+        except Exception:  # pylint: disable=broad-except
+            pass  # stderr itself is gone: nothing left to tell
+        return 0
+
+
+def _check_and_set(argv, runner, find, now):
     argv = sys.argv[1:] if argv is None else argv
     data = argv[argv.index('--data') + 1] if '--data' in argv else health_run.DATA
     state_dir = argv[argv.index('--state-dir') + 1] if '--state-dir' in argv else health_run.STATE_DIR

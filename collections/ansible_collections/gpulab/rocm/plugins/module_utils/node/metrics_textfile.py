@@ -32,6 +32,7 @@ GPU_LABELS = ('gpu', 'pci_bdf', 'model', 'gfx', 'render_node', 'partition')
 # The compute partition modes amdgpu prints in current_compute_partition (MI300: SPX, DPX, TPX, QPX, CPX).
 _PARTITION = re.compile(r'^[A-Z]{3}$')
 _TEXTFILE_NAME = re.compile(r'^[A-Za-z0-9_.-]+\.prom$')
+_BDF = re.compile(r'\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b')
 
 # name: (type, help). Every family render() can write; docs/metrics.md and the dashboard test read this table.
 METRICS = {
@@ -68,7 +69,8 @@ METRICS = {
                                             '(a link, not root-owned, writable by others, too big, not its format).'),
     'gpulab_health_healthy': ('gauge', "1 when the health check's last verdict was healthy."),
     'gpulab_health_last_run_timestamp_seconds': ('gauge', 'When the health check last ran (unix seconds).'),
-    'gpulab_health_check_ok': ('gauge', 'Per health check: 1 for pass or warn, 0 for fail or error.'),
+    'gpulab_health_check_ok': ('gauge', 'Per health check and GPU (gpu: its KFD index; pci_bdf: the address of a GPU '
+                                        'the KFD does not list): 1 for pass or warn, 0 for fail or error.'),
 }
 
 
@@ -335,12 +337,29 @@ def _health(out, snapshot):
     out.add('gpulab_health_healthy', (), health.get('verdict') == 'healthy')
     if isinstance(health.get('time'), (int, float)) and not isinstance(health.get('time'), bool):
         out.add('gpulab_health_last_run_timestamp_seconds', (), float(health['time']))
+    # One series per check and GPU: a GPU the KFD does not list has no index (gpu=""), so its PCI address tells two
+    # such GPUs apart (node_exporter drops a repeated label set silently: a failing check would hide behind a
+    # passing one). Entries that still share every label are one series with the worst status.
+    worst = {}
     for check in health['checks']:
         if not isinstance(check, dict) or check.get('status') not in HEALTH_OK:
             continue
         gpu = check.get('gpu')
-        out.add('gpulab_health_check_ok', (('check', check.get('check') or ''), ('code', check.get('code') or ''),
-                                           ('gpu', '' if gpu is None else gpu)), HEALTH_OK[check['status']])
+        labels = (('check', check.get('check') or ''), ('code', check.get('code') or ''),
+                  ('gpu', '' if gpu is None else gpu), ('pci_bdf', _entry_bdf(check) if gpu is None else ''))
+        worst[labels] = min(worst.get(labels, 1), HEALTH_OK[check['status']])
+    for labels, value in worst.items():
+        out.add('gpulab_health_check_ok', labels, value)
+
+
+def _entry_bdf(check):
+    """The PCI address of the GPU a health entry is about: its bdf, else the first address its reason names (the
+    per-GPU checks name their GPU's function: health.py); '' for an entry about the node."""
+    for text in (check.get('bdf'), check.get('reason')):
+        match = _BDF.search(text) if isinstance(text, str) else None
+        if match:
+            return match.group(0)
+    return ''
 
 
 # --- the CLI the timer runs ---------------------------------------------------------------------------------------
@@ -363,6 +382,28 @@ def load_config(path):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise MetricsError('%s: %s must be a count (0 or more) or null, not %r' % (path, key, value))
     return config
+
+
+def textfile_folder(directory, login_uid_min=1000):
+    """Make the textfile folder where it is missing (root's, 0755, with any missing parents); a folder that is
+    there is the lab's (Debian's node_exporter package makes /var/lib/prometheus/node-exporter): its owner and mode
+    stay as they are. MetricsError where the path is there but is no folder, or where a folder would be made in one
+    that others, or a login user, can write to."""
+    missing = []
+    path = os.path.normpath(directory)
+    while not os.path.lexists(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise MetricsError('%s is there but is not a folder (a link or a file): textfile_dir must be a folder'
+                           % path)
+    if missing and (info.st_mode & 0o002 or info.st_uid >= login_uid_min):
+        raise MetricsError('%s cannot be made: %s is writable by others or owned by a login user; make the folder, '
+                           'or set rocm_metrics_textfile_dir to another' % (directory, path))
+    for folder in reversed(missing):
+        os.mkdir(folder, 0o755)
+        os.chmod(folder, 0o755)
 
 
 def write_atomically(directory, name, text):
@@ -397,6 +438,7 @@ def main(argv=None):
         if to_stdout:
             sys.stdout.write(text)
         else:
+            textfile_folder(config['textfile_dir'])
             write_atomically(config['textfile_dir'], config.get('textfile_name', 'gpulab.prom'), text)
     except (MetricsError, IOError, OSError) as exc:
         sys.stderr.write('gpulab-metrics-textfile: %s\n' % exc)

@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import normalize_bdf
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import gres_of
@@ -144,7 +144,9 @@ def _finish_row(row, pci):
 
 
 def _gts(speed):
-    if speed is None:
+    """'16 GT/s'; '? GT/s' for what is no speed (None, or a probe reply's text or huge number: the record's schema
+    check then names it)."""
+    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not -1e18 < speed < 1e18:
         return '? GT/s'
     return ('%g GT/s' % speed)
 
@@ -328,13 +330,15 @@ def report_fleet(host_vars, hosts, record_var):
     """The report: every host of `hosts` in name order, from the records the hosts built.
 
     host_vars is `hostvars` (or any dict of host name -> its variables); a host without the variable record_var
-    never got as far as building its record (unreachable, or failed before) and is listed with a problem.
+    never got as far as building its record (unreachable, or failed before) and is listed with a problem. Each
+    record is checked against the schema (valid_record) before anything reads it: a record that is not one (a forged
+    or garbled probe reply) is that host's problem, listed as such, and the other hosts are reported as usual.
     """
     if not isinstance(host_vars, Mapping):
         raise ReportError('the fleet report is built from hostvars (host name -> variables), got %s'
                           % type(host_vars).__name__)
     entries = []
-    for name in sorted(set(hosts)):
+    for name in sorted(set(str(host) for host in hosts)):
         try:
             variables = host_vars[name]
         except KeyError:
@@ -346,7 +350,13 @@ def report_fleet(host_vars, hosts, record_var):
             record = record['record']
         elif not (isinstance(record, Mapping) and 'gpus' in record and 'problems' in record):
             record = None
-        entries.append(dict(record) if isinstance(record, Mapping) else unreachable_host(name))
+        if record is None:
+            entries.append(unreachable_host(name))
+            continue
+        try:
+            entries.append(valid_record(record, name))
+        except InvalidRecord as exc:
+            entries.append(invalid_host(name, exc))
     models = {}
     for entry in entries:
         for gpu in entry['gpus']:
@@ -364,6 +374,182 @@ def report_fleet(host_vars, hosts, record_var):
         },
         'hosts': entries,
     }
+
+
+# --- the record's schema: what the report, its page and its JSON read from each host's record --------------------
+# Bounds no real host comes near, so that no value can make the controller allocate without bound: the page
+# multiplies a link's speed by its width and formats VRAM, the JSON writes every string, the summary adds the counts.
+MAX_GPUS = 1024              # GPU rows (an MI300X node in CPX mode lists 64 agents), gpu_count, gfx_targets
+MAX_PROBLEMS = 1024          # problems, host_problems, health.failing of one host
+MAX_GPU_PROBLEMS = 32        # problems of one GPU row
+MAX_PATH_LINKS = 64          # link.degraded_links: PCI functions between the root port and the GPU
+MAX_TEXT = 512               # a name, a version, a model, a PCI address
+MAX_SENTENCE = 4096          # a problem, a Slurm reason, a health check's line
+MAX_RECORD_CHARS = 1 << 20   # every string of one record together
+MAX_VRAM_BYTES = 1 << 60     # an exbibyte
+MAX_LINK_WIDTH = 64          # lanes (PCIe stops at x32)
+MAX_LINK_SPEED_GTS = 1024.0  # GT/s (PCIe 7.0: 128)
+MAX_UNIQUE_ID = (1 << 128) - 1
+INVALID = 'the host record is invalid at %s: %s. Nothing of it is shown: the reply of the probe (gpulab.rocm.node_probe) ' \
+          'on this host is garbled or forged; run the report again, and check the host if it stays'
+
+
+class InvalidRecord(ValueError):
+    """One field of a host record that is not what the schema says: where (a path such as gpus[2].link.width) and
+    why."""
+
+    def __init__(self, where, why):
+        super(InvalidRecord, self).__init__('%s: %s' % (where, why))
+        self.where, self.why = where, why
+
+
+def _shown(value):
+    """What a bad value was, in a few characters (its type, and the start of its text)."""
+    text = repr(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        text = 'an integer of %d bits' % value.bit_length()
+    elif text is not None and len(text) > 40:
+        text = text[:37] + '...'
+    return '%s %s' % (type(value).__name__, text) if text else type(value).__name__
+
+
+class _Schema(object):
+    """Checks one record field by field and returns a copy of plain values; spends a budget of characters."""
+
+    def __init__(self):
+        self.chars = 0
+
+    def text(self, value, where, limit=MAX_TEXT, null=True):
+        if value is None and null:
+            return None
+        if not isinstance(value, str):
+            raise InvalidRecord(where, 'a string was expected, not %s' % _shown(value))
+        if len(value) > limit:
+            raise InvalidRecord(where, '%d characters, at most %d' % (len(value), limit))
+        self.chars += len(value)
+        if self.chars > MAX_RECORD_CHARS:
+            raise InvalidRecord(where, 'the record holds more than %d characters' % MAX_RECORD_CHARS)
+        return str(value)
+
+    def sentence(self, value, where, null=False):
+        return self.text(value, where, MAX_SENTENCE, null)
+
+    @staticmethod
+    def integer(value, where, top, null=True):
+        if value is None and null:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidRecord(where, 'a whole number was expected, not %s' % _shown(value))
+        if not 0 <= value <= top:
+            raise InvalidRecord(where, '%s is out of range (0 to %d)' % (_shown(value), top))
+        return int(value)
+
+    @staticmethod
+    def number(value, where, top, null=True):
+        if value is None and null:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InvalidRecord(where, 'a number was expected, not %s' % _shown(value))
+        if isinstance(value, int) and value.bit_length() > 64 or not 0 <= value <= top:
+            raise InvalidRecord(where, '%s is out of range (0 to %g)' % (_shown(value), top))
+        return float(value) if isinstance(value, float) else int(value)
+
+    @staticmethod
+    def flag(value, where, null=True):
+        if value is None and null:
+            return None
+        if not isinstance(value, bool):
+            raise InvalidRecord(where, 'true or false was expected, not %s' % _shown(value))
+        return value
+
+    @staticmethod
+    def mapping(value, where, null=False):
+        if value is None and null:
+            return None
+        if not isinstance(value, Mapping):
+            raise InvalidRecord(where, 'an object was expected, not %s' % _shown(value))
+        return value
+
+    @staticmethod
+    def items(value, where, limit, each):
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+            raise InvalidRecord(where, 'a list was expected, not %s' % _shown(value))
+        if len(value) > limit:
+            raise InvalidRecord(where, '%d entries, at most %d' % (len(value), limit))
+        return [each(item, '%s[%d]' % (where, index)) for index, item in enumerate(value)]
+
+
+def valid_record(record, name):
+    """The host record (host_record's shape, docs/fleet-report.md) checked field by field: a plain copy of the fields
+    the report reads, under the inventory name `name`; InvalidRecord names the first field that is not valid."""
+    check = _Schema()
+    record = check.mapping(record, 'record')
+    entry = {'name': name}
+    entry['reachable'] = check.flag(record.get('reachable'), 'reachable', null=False)
+    for key in ('os', 'kernel', 'rocm_version', 'rocm_build', 'driver_version'):
+        entry[key] = check.text(record.get(key), key)
+    entry['in_container'] = check.flag(record.get('in_container'), 'in_container')
+    entry['gpu_count'] = check.integer(record.get('gpu_count'), 'gpu_count', MAX_GPUS, null=False)
+    entry['gfx_targets'] = check.items(record.get('gfx_targets'), 'gfx_targets', MAX_GPUS,
+                                       lambda item, where: check.text(item, where, null=False))
+    entry['degraded_links'] = check.integer(record.get('degraded_links'), 'degraded_links', MAX_GPUS, null=False)
+    for key in ('problems', 'host_problems'):
+        entry[key] = check.items(record.get(key), key, MAX_PROBLEMS, check.sentence)
+    entry['gpus'] = check.items(record.get('gpus'), 'gpus', MAX_GPUS, lambda gpu, where: _valid_gpu(check, gpu, where))
+    slurm = check.mapping(record.get('slurm'), 'slurm', null=True)
+    entry['slurm'] = None if slurm is None else {
+        'node': check.text(slurm.get('node'), 'slurm.node'),
+        'listed': check.flag(slurm.get('listed'), 'slurm.listed', null=False),
+        'gres': check.text(slurm.get('gres'), 'slurm.gres', MAX_SENTENCE),
+        'gres_used': check.text(slurm.get('gres_used'), 'slurm.gres_used', MAX_SENTENCE),
+        'state': check.text(slurm.get('state'), 'slurm.state'),
+        'reason': check.text(slurm.get('reason'), 'slurm.reason', MAX_SENTENCE)}
+    health = check.mapping(record.get('health'), 'health', null=True)
+    entry['health'] = None if health is None else {
+        'verdict': check.text(health.get('verdict'), 'health.verdict', null=False),
+        'failing': check.items(health.get('failing'), 'health.failing', MAX_PROBLEMS, check.sentence),
+        'error': check.text(health.get('error'), 'health.error', MAX_SENTENCE)}
+    return entry
+
+
+def _valid_gpu(check, gpu, where):
+    gpu = check.mapping(gpu, where)
+    row = {}
+    for key in ('vendor', 'model'):
+        row[key] = check.text(gpu.get(key), '%s.%s' % (where, key), null=False)
+    for key in ('gfx_target', 'target_id', 'pci_bus', 'driver'):
+        row[key] = check.text(gpu.get(key), '%s.%s' % (where, key))
+    unique_id = gpu.get('unique_id')
+    row['unique_id'] = (check.integer(unique_id, where + '.unique_id', MAX_UNIQUE_ID)
+                        if isinstance(unique_id, int) and not isinstance(unique_id, bool)
+                        else check.text(unique_id, where + '.unique_id'))
+    row['vram_bytes'] = check.integer(gpu.get('vram_bytes'), where + '.vram_bytes', MAX_VRAM_BYTES)
+    row['sriov_vf'] = check.flag(gpu.get('sriov_vf'), where + '.sriov_vf')
+    row['seen_by'] = check.items(gpu.get('seen_by'), where + '.seen_by', 8,
+                                 lambda item, at: check.text(item, at, null=False))
+    row['problems'] = check.items(gpu.get('problems'), where + '.problems', MAX_GPU_PROBLEMS, check.sentence)
+    link = check.mapping(gpu.get('link'), where + '.link')
+    at = where + '.link.'
+    row['link'] = {
+        'speed_gts': check.number(link.get('speed_gts'), at + 'speed_gts', MAX_LINK_SPEED_GTS),
+        'width': check.integer(link.get('width'), at + 'width', MAX_LINK_WIDTH),
+        'max_speed_gts': check.number(link.get('max_speed_gts'), at + 'max_speed_gts', MAX_LINK_SPEED_GTS),
+        'max_width': check.integer(link.get('max_width'), at + 'max_width', MAX_LINK_WIDTH),
+        'degraded': check.flag(link.get('degraded'), at + 'degraded'),
+        'degraded_links': check.items(link.get('degraded_links'), at + 'degraded_links', MAX_PATH_LINKS,
+                                      lambda item, place: check.text(item, place, null=False)),
+        'at': check.text(link.get('at'), at + 'at'),
+        'source': check.text(link.get('source'), at + 'source'),
+    }
+    return row
+
+
+def invalid_host(name, error):
+    """A host whose record failed the schema: listed, with the field and why, and nothing else of it."""
+    problem = INVALID % (error.where, error.why)
+    entry = unreachable_host(name)
+    entry.update(reachable=True, problems=[problem], host_problems=[problem])
+    return entry
 
 
 def report_stats(report):

@@ -298,7 +298,9 @@ def plan(node, wanted, stack, host=None, previous=None):
     result['install'] = [name for name in wanted['packages'] if (packages.get(name) or ['  '])[0][1] != 'i']
     for name in result['install']:
         result.change('install %s' % name, 'node_exporter serves the GPU metrics (Debian\'s package)')
-    result['dirs'] = node_code.folders(wanted['install_dir']) + ['/etc/gpulab', wanted['textfile_dir'], DROPIN_DIR]
+    # Not the textfile folder: one that is there is the lab's (Debian's package makes it), never taken over; the
+    # writer makes it where it is missing (metrics_textfile.textfile_folder).
+    result['dirs'] = node_code.folders(wanted['install_dir']) + ['/etc/gpulab', DROPIN_DIR]
     config = writer_config(node, wanted, stack)
     result['config'] = config
     for notice in count_rule(node, wanted, stack)['notices']:

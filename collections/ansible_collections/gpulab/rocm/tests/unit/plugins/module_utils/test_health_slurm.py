@@ -11,6 +11,8 @@ __metaclass__ = type
 import json
 import os
 
+import pytest
+
 from ansible_collections.gpulab.rocm.plugins.module_utils.node import health, health_slurm
 
 HEALTHY = {'verdict': 'healthy', 'checks': [health.entry('gpu_count', 'pass', '2 GPU(s) in KFD')]}
@@ -44,7 +46,7 @@ def test_an_admins_drain_is_never_undone():
     assert decide(SICK, 'IDLE+DRAIN', 'disk swap [alice@2026-12-01T19:00:00]')[0] == 'none'
     # and our maintenance drains belong to the upgrade play, not to the health check
     assert decide(HEALTHY, 'MIXED+DRAIN', 'gpulab: maintenance: upgrade [root@2026-12-01T19:00:00]')[0] == 'none'
-    assert decide(HEALTHY, 'DOWN', 'gpulab: reboot: driver [root@2026-12-01T19:00:00]')[0] == 'none'
+    assert decide(HEALTHY, 'DOWN', 'gpulab: maintenance: reboot [root@2026-12-01T19:00:00]')[0] == 'none'
 
 
 def test_a_flapping_gpu_is_not_resumed_more_than_the_limit():
@@ -85,6 +87,32 @@ def test_main_drains_through_scontrol_and_records_resumes(tmp_path, monkeypatch)
     assert calls[-1] == ['update', 'NodeName=n1', 'State=DRAIN',
                          'Reason=gpulab: health: GPU_COUNT,AMDGPU_LOADED,KFD_NODE,ROCMINFO: 0 GPU(s) in KFD and 0 on '
                          'the PCI bus, 2 expected']
+
+
+@pytest.mark.parametrize('spoil', ['scontrol', 'state_dir', 'argv'])
+def test_main_exits_0_whatever_goes_wrong(tmp_path, monkeypatch, capsys, spoil):
+    """slurmd's HealthCheckProgram: an internal error (scontrol printing nonsense, a state folder it cannot write,
+    a bad command line) is logged and the program exits 0, the node left as it is."""
+    monkeypatch.setenv('SLURMD_NODENAME', 'n1')
+    sysfs = tmp_path / 'sys'
+    (sysfs / 'bus' / 'pci' / 'devices').mkdir(parents=True)
+    data = tmp_path / 'health.json'
+    data.write_text(json.dumps({'sysfs_root': str(sysfs), 'dev_root': str(tmp_path), 'gpu_count': 0}))
+    state_dir = tmp_path / 'state'
+    calls = []
+
+    def run(argv, timeout):
+        calls.append(argv[1:])
+        if spoil == 'scontrol':
+            raise UnicodeDecodeError('utf-8', b'\xff', 0, 1, 'invalid start byte')
+        return 0, 'NodeName=n1 State=IDLE Reason=none\n', ''
+    if spoil == 'state_dir':
+        state_dir.write_text('a file where the state folder should be')
+    args = ['--data', str(data), '--state-dir', str(state_dir)] if spoil != 'argv' else ['--data']
+    assert health_slurm.main(args, run, {'scontrol': '/usr/bin/scontrol'}.get, NOW) == 0
+    err = capsys.readouterr().err
+    assert 'gpulab-slurm-health: internal error, node not drained or resumed: ' in err, err
+    assert not [call for call in calls if call[0] == 'update']
 
 
 # --- the prolog variant: Slurm drains with its own reason, the health check takes it as ours -----------------------

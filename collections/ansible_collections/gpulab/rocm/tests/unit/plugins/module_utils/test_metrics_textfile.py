@@ -20,6 +20,7 @@ import subprocess
 
 import pytest
 
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import health, health_run
 from ansible_collections.gpulab.rocm.plugins.module_utils.node import metrics_textfile as mt
 from ansible_collections.gpulab.rocm.tests.unit import ttar
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture
@@ -232,21 +233,71 @@ def test_the_real_vega64_capture(roots, tmp_path):
 def test_health_verdicts(roots):
     sysfs, root = roots
     radeon(sysfs)
+    # The entries as health.py writes them (its codes, its reasons); the last one is a forged entry, for escaping.
     health_file(root, {'schema': 1, 'time': 1764619200.5, 'host': 'node01', 'verdict': 'unhealthy', 'checks': [
-        {'check': 'gpu_count', 'code': 'GPU_COUNT', 'status': 'pass', 'reason': '1 GPU', 'gpu': None},
-        {'check': 'pcie_link', 'code': 'PCIE_LINK_DEGRADED', 'status': 'fail', 'reason': 'x8', 'gpu': 0},
-        {'check': 'temperature', 'code': 'TEMPERATURE', 'status': 'warn', 'reason': '85 C', 'gpu': 0},
+        health.entry('gpu_count', 'pass', '1 GPU(s) in KFD and 1 on the PCI bus, 1 expected'),
+        health.entry('pcie_link', 'fail', '0000:03:00.0 link x8 at 16.0 GT/s is below its maximum (0000:03:00.0)', 0),
+        health.entry('aer_errors', 'warn', '0000:03:00.0: AER errors since the last run: correctable +2', 0),
         {'check': 'odd "name"\\', 'code': 'X', 'status': 'error', 'reason': 'could not run', 'gpu': None}]})
     text = render(sysfs, root)
     assert promtool_check(text) == (0, '')
     assert series(text, 'gpulab_health_healthy') == [0]
     assert series(text, 'gpulab_health_result_valid') == [1]
     assert series(text, 'gpulab_health_last_run_timestamp_seconds') == [1764619200.5]
-    assert series(text, 'gpulab_health_check_ok', check='gpu_count', code='GPU_COUNT', gpu='') == [1]
-    assert series(text, 'gpulab_health_check_ok', check='pcie_link', gpu='0') == [0]
-    assert series(text, 'gpulab_health_check_ok', check='temperature', gpu='0') == [1]
+    assert series(text, 'gpulab_health_check_ok', check='gpu_count', code='GPU_COUNT', gpu='', pci_bdf='') == [1]
+    assert series(text, 'gpulab_health_check_ok', check='pcie_link', code='PCIE_LINK', gpu='0', pci_bdf='') == [0]
+    assert series(text, 'gpulab_health_check_ok', check='aer_errors', code='AER_ERRORS', gpu='0') == [1]
     # Label values are escaped as the text format requires.
-    assert 'check="odd \\"name\\"\\\\",code="X",gpu=""} 0' in text
+    assert 'check="odd \\"name\\"\\\\",code="X",gpu="",pci_bdf=""} 0' in text
+
+
+def label_sets(text):
+    """[(name, sorted label pairs)] of every sample, repeats kept (samples() would fold them)."""
+    found = []
+    for line in text.splitlines():
+        if not line.startswith('#'):
+            match = re.match(r'^([a-z_]+)(?:\{(.*)\})? (\S+)$', line)
+            assert match, line
+            found.append((match.group(1), tuple(sorted(re.findall(r'([a-z_]+)="((?:[^"\\]|\\.)*)"',
+                                                                  match.group(2) or '')))))
+    return found
+
+
+def test_two_gpus_outside_kfd_give_series_of_their_own(roots, tmp_path):
+    # Issue 38: two AMD GPUs with no driver bound (so outside KFD: gpu="") gave the health check's per-GPU entries
+    # the same labels; node_exporter drops a repeated label set silently, and the failing GPU's entry could hide
+    # behind the passing one's. The check runs for real (health_run over the tree), the writer reads its last.json.
+    sysfs, root = roots
+    for bdf, port, driver in (('0000:03:00.0', '0000:00:01.1', None), ('0000:43:00.0', '0000:40:01.1', 'vfio-pci')):
+        add_function(sysfs, ['pci0000:00', port, bdf], cls='0x038000', vendor='0x1002', device='0x740f',
+                     driver=driver, link=('16.0 GT/s PCIe', 16, '16.0 GT/s PCIe', 16))
+    data = tmp_path / 'health.json'
+    data.write_text(json.dumps({'sysfs_root': sysfs, 'dev_root': str(tmp_path / 'dev'), 'gpu_count': 2}))
+    state = os.path.join(root, 'var', 'lib', 'gpulab', 'health')
+    result = health_run.run(str(data), state, lambda name: None)
+    bound = [item for item in result['checks'] if item['check'] == 'amdgpu_bound']
+    assert [(item['gpu'], item['status']) for item in bound] == [(None, 'fail'), (None, 'fail')]
+    text = render(sysfs, root)
+    found = label_sets(text)
+    assert len(found) == len(set(found)), [item for item in found if found.count(item) > 1]
+    assert promtool_check(text) == (0, '')
+    for bdf in ('0000:03:00.0', '0000:43:00.0'):
+        assert series(text, 'gpulab_health_check_ok', check='amdgpu_bound', gpu='', pci_bdf=bdf) == [0]
+        assert series(text, 'gpulab_health_check_ok', check='pcie_link', gpu='', pci_bdf=bdf) == [1]
+        assert series(text, 'gpulab_gpu_info', gpu='', pci_bdf=bdf) == [1]
+
+
+def test_entries_that_share_every_label_give_the_worst_status(roots):
+    # A GPU outside KFD whose reason names no address (a render node that is missing): one series, and a failing
+    # entry is never hidden behind a passing one, in either order.
+    sysfs, root = roots
+    for order in ((('pass', '/dev/dri/renderD128 is there'), ('fail', '/dev/dri/renderD129 is missing')),
+                  (('fail', '/dev/dri/renderD129 is missing'), ('pass', '/dev/dri/renderD128 is there'))):
+        health_file(root, {'schema': 1, 'time': 1.0, 'verdict': 'unhealthy', 'checks': [
+            health.entry('render_node', status, reason) for status, reason in order]})
+        text = render(sysfs, root)
+        assert series(text, 'gpulab_health_check_ok', check='render_node') == [0]
+        assert promtool_check(text) == (0, '')
 
 
 @pytest.mark.parametrize('spoil, why', [
@@ -312,3 +363,40 @@ def test_a_missing_gpu_leaves_the_pci_count_short(roots):
     text = render(sysfs, root, expected_pci=1, expected_kfd=2)
     assert series(text, 'gpulab_gpus_found', source='pci') == [0]
     assert series(text, 'gpulab_gpus_expected', source='pci') == [1]
+
+
+def test_the_writer_makes_a_missing_textfile_folder_and_leaves_one_that_is_there(roots, tmp_path):
+    # Issue 38: the textfile folder is the lab's where it is there (Debian's package makes it, for its own
+    # collectors too): the writer never changes its owner or mode; where it is missing, it makes it (0755).
+    sysfs, root = roots
+    instinct_cpx(sysfs, root)
+    lab = tmp_path / 'lab-textfiles'
+    lab.mkdir()
+    os.chmod(str(lab), 0o2775)
+    before = os.stat(str(lab))
+    config = tmp_path / 'metrics.json'
+    config.write_text(json.dumps({'textfile_dir': str(lab), 'sysfs_root': sysfs, 'root': root}))
+    assert mt.main(['--config', str(config)]) == 0
+    after = os.stat(str(lab))
+    assert (after.st_mode, after.st_uid, after.st_gid) == (before.st_mode, before.st_uid, before.st_gid)
+    made = tmp_path / 'var' / 'lib' / 'gpulab-textfiles'
+    config.write_text(json.dumps({'textfile_dir': str(made), 'sysfs_root': sysfs, 'root': root}))
+    assert mt.main(['--config', str(config)]) == 0
+    assert (made / 'gpulab.prom').is_file()
+    assert oct(os.stat(str(made)).st_mode & 0o7777) == '0o755'
+    assert oct(os.stat(str(made.parent)).st_mode & 0o7777) == '0o755'
+
+
+def test_the_writer_refuses_a_folder_it_should_not_make(roots, tmp_path, capsys):
+    sysfs, root = roots
+    shared = tmp_path / 'shared'
+    shared.mkdir()
+    os.chmod(str(shared), 0o777)
+    (tmp_path / 'a-file').write_text('x')
+    config = tmp_path / 'metrics.json'
+    for directory, message in ((shared / 'textfiles', 'is writable by others or owned by a login user'),
+                               (tmp_path / 'a-file', 'is there but is not a folder')):
+        config.write_text(json.dumps({'textfile_dir': str(directory), 'sysfs_root': sysfs, 'root': root}))
+        assert mt.main(['--config', str(config)]) == 2
+        assert message in capsys.readouterr().err
+    assert not (shared / 'textfiles').exists()
