@@ -222,7 +222,8 @@ dirs:
   description:
   - 'Phase modules: Modulefile folders to make.'
   - 'Phase containers: Folders of the CDI spec and daemon.json to make.'
-  - 'Phase metrics: Folders of the writer, its configuration, the textfile and node_exporter''s drop-in.'
+  - 'Phase metrics: Folders of the writer''s code, its configuration and node_exporter''s drop-in (the writer makes
+    a missing textfile folder itself and never changes the lab''s own).'
   returned: for the phases modules, containers, metrics
   type: raw
 drain:

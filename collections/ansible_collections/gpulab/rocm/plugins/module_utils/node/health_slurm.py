@@ -4,7 +4,7 @@
 """gpulab-slurm-health: Slurm's HealthCheckProgram on a GPU node. Runs gpulab-gpu-health, then drains the node
 with a reason that starts `gpulab: health:` and names the failing checks, or resumes it once its checks pass
 again, but only a node whose reason is one of ours from a health check. An admin's drain (any other reason) and our
-own maintenance drains (`gpulab: maintenance:`, `gpulab: reboot:`, which the upgrade play resumes) are never undone
+own maintenance drains (`gpulab: maintenance:`, which the upgrade play resumes) are never undone
 here. A GPU that keeps failing and passing is resumed at most resume_limit times in resume_window_hours; then the
 node stays drained with a `gpulab: health: flapping` reason until an admin resumes it (docs/health.md says why).
 
