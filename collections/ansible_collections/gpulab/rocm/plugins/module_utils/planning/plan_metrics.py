@@ -37,7 +37,8 @@ PHASE = {
     'sections': ('os', 'packages', 'gpus', 'health'),
     'keys': {
         'install': 'Packages to install (prometheus-node-exporter) where the host lacks them.',
-        'dirs': "Folders of the writer's code, its configuration and node_exporter's drop-in (the writer makes a missing textfile folder itself and never changes the lab's own).",
+        'dirs': "Folders of the writer's code, its configuration and node_exporter's drop-in (the writer makes a "
+                'missing textfile folder itself and never changes the lab\'s own).',
         'library': "The writer's code (the collection's module_utils it runs), path to content.",
         'files': "The writer's configuration, the units and the drop-in, path to content.",
         'executables': "The writer's command (mode 0755), path to content.",
