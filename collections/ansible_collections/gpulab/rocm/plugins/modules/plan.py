@@ -39,7 +39,7 @@ options:
         role (C(rocm_<phase>); the phase's declared role) - its wanted state C(__rocm_<phase>_wanted) and its probe
         arguments C(__rocm_<phase>_probe) (none where the role has none), from the role's C(vars/main.yml) - and its
         variables are checked against the role's C(meta/argument_specs.yml); so every role named must be in the play,
-        in its C(roles) or imported (C(playbooks/provision.yml) lists them tagged C(never), for their variables only). A phase that refuses does not stop
+        imported (C(playbooks/provision.yml) imports them tagged C(never), for their variables only). A phase that refuses does not stop
         the others; the gate lists every problem at once.
       - Only the phases that the run's C(--tags) and C(--skip-tags) select are planned, each as if it were a task
         tagged with its phase (and the tags the task inherits); V(preflight) (the probe's checks) goes with any
