@@ -38,9 +38,9 @@ options:
         plans each of these phases in this order, then does what O(gate) does. Each phase's inputs are those of its
         role (C(rocm_<phase>); the phase's declared role) - its wanted state C(__rocm_<phase>_wanted) and its probe
         arguments C(__rocm_<phase>_probe) (none where the role has none), from the role's C(vars/main.yml) - and its
-        variables are checked against the role's C(meta/argument_specs.yml); so every role named must be in the play,
-        imported (C(playbooks/provision.yml) imports them tagged C(never), for their variables only). A phase that refuses does not stop
-        the others; the gate lists every problem at once.
+        variables are checked against the role's C(meta/argument_specs.yml); so every role named must be imported
+        into the play (C(playbooks/provision.yml) imports them tagged C(never), for their variables only). A phase
+        that refuses does not stop the others; the gate lists every problem at once.
       - Only the phases that the run's C(--tags) and C(--skip-tags) select are planned, each as if it were a task
         tagged with its phase (and the tags the task inherits); V(preflight) (the probe's checks) goes with any
         selected phase unless C(preflight) is skipped, and V(maintenance) with any selected role. Tag the task
