@@ -43,6 +43,8 @@ _LOCK_PATH_RES = [
 ]
 # "dpkg: error processing package NAME (--configure):" then the reason on the indented line under it.
 _DPKG_ERROR_RE = re.compile(r'^dpkg: error processing (?:package|archive) (\S+?)(?::\w+)? \((--[a-z-]+)\):?\s*$')
+# dpkg's own progress lines (not what a package's script printed).
+_DPKG_PROGRESS_RE = re.compile(r'^(Setting up|Unpacking|Preparing|Processing|Selecting|\(Reading|Removing|dpkg:|Errors were)')
 # dpkg --audit's headings (dpkg 1.21 src/main/enquiry.c) and the state each one reports.
 _AUDIT_HEADINGS = (
     ('half-configured', 'only half configured'),
@@ -172,8 +174,7 @@ def package_errors(text):
             continue
         error = lines[index + 1].strip() if index + 1 < len(lines) and lines[index + 1][:1] in (' ', '\t') else ''
         before = lines[index - 1].strip() if index else ''
-        output = before if before and not re.match(r'^(Setting up|Unpacking|Preparing|Processing|Selecting|'
-                                                     r'\(Reading|Removing|dpkg:|Errors were)', before) else None
+        output = before if before and not _DPKG_PROGRESS_RE.match(before) else None
         if not any(item['package'] == match.group(1) for item in found):
             found.append({'package': match.group(1), 'action': match.group(2), 'error': error, 'output': output})
     return found
