@@ -89,7 +89,7 @@ options:
     type: bool
     default: false
   lock_timeout:
-    description: Seconds to wait for another process's dpkg lock (apt waits) or apt's lists lock (the module waits:
+    description: Seconds to wait for another process's dpkg lock (apt waits) or apt's lists lock (the module waits, as
       apt-get update does not) before failing with the lock and the process that holds it.
     type: int
     default: 60
