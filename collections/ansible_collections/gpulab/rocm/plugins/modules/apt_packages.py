@@ -89,7 +89,8 @@ options:
     type: bool
     default: false
   lock_timeout:
-    description: Seconds to wait for another process's dpkg or apt lock before failing with the process that holds it.
+    description: Seconds to wait for another process's dpkg lock (apt waits) or apt's lists lock (the module waits, as
+      apt-get update does not) before failing with the lock and the process that holds it.
     type: int
     default: 60
 attributes:
@@ -156,6 +157,11 @@ packages:
     gpulab.rocm.node_probe reports packages), so that nothing reads the host again to learn it.
   returned: always
   type: dict
+unfinished:
+  description: On a failed install or removal, the packages dpkg has left unfinished, name to state
+    (half-configured, unpacked, half-installed, triggers-awaiting, triggers-pending).
+  returned: on such a failure, when there are any
+  type: dict
 reason:
   description: On a failure, apt's reason in one sentence with what to do, and what this run had already changed.
   returned: failure
@@ -175,7 +181,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.apt import apt_packages as ap
-from ansible_collections.gpulab.rocm.plugins.module_utils.apt.apt_errors import classify
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt.apt_errors import classify, lock_held, unfinished
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_packages import parse_madison
 
 LISTS = '/var/lib/apt/lists'
@@ -198,9 +204,37 @@ class Apt(object):
         changed = ('; before it, this run changed: %s' % ', '.join(
             '%s %s' % (key, ', '.join(sorted(self.result[key]))) for key in done)) if done else ''
         self.result['changed'] = self.result['changed'] or bool(done)
-        reason = classify([stderr, stdout])['reason'] + changed
+        found = classify([stderr, stdout])
+        reason = found['reason'] + self.unfinished_packages(found['kind']) + changed
         self.module.fail_json(msg='%s failed: %s' % (step, reason), reason=reason, stdout=stdout[-4000:],
                               stderr=stderr[-4000:], **self.result)
+
+    def unfinished_packages(self, kind):
+        """After a failed install or removal: the packages dpkg has left unfinished (half-configured, unpacked,
+        triggers-awaiting), named, since each blocks every later apt run until configured or removed."""
+        if kind not in ('package_failed', 'dpkg_interrupted', 'other'):
+            return ''
+        _rc, stdout, _stderr = self.module.run_command(ap.status_argv([]), environ_update=ap.ENVIRONMENT)
+        left = unfinished(ap.parse_status(stdout))
+        if not left:
+            return ''
+        self.result['unfinished'] = left
+        return ' dpkg has these packages unfinished now: %s.' % ', '.join(
+            '%s (%s)' % item for item in sorted(left.items()))
+
+    def update(self, argv, step):
+        """apt-get update, waiting up to lock_timeout for apt's lists lock (apt-get update fails at once while
+        another update, such as apt-daily's, holds it)."""
+        deadline = time.time() + self.params['lock_timeout']
+        while True:
+            rc, stdout, stderr = self.module.run_command(argv, environ_update=ap.ENVIRONMENT)
+            held = lock_held(stdout + '\n' + stderr) if rc != 0 else None
+            if held is None or held['lock'] != 'lists' or time.time() >= deadline:
+                break
+            time.sleep(max(0.1, min(2, deadline - time.time())))
+        if rc != 0:
+            self.fail(step, stdout, stderr)
+        return stdout + '\n' + stderr
 
     def status(self, package_names):
         if not package_names:
@@ -219,14 +253,14 @@ class Apt(object):
                 mtimes = []
             if ap.lists_fresh(mtimes, time.time(), params['cache_valid_time']):
                 return
-            self.run(ap.update_argv(params['lock_timeout']), 'apt-get update')
+            self.update(ap.update_argv(params['lock_timeout']), 'apt-get update')
         else:
             workdir = tempfile.mkdtemp(prefix='gpulab-apt-')
             try:
                 for index, path in enumerate(params['sources']):
                     shutil.copy(path, os.path.join(workdir, '%02d-%s' % (index, os.path.basename(path))))
-                output = self.run(ap.update_argv(params['lock_timeout'], workdir), 'apt-get update of %s'
-                                  % ', '.join(params['sources']))
+                output = self.update(ap.update_argv(params['lock_timeout'], workdir), 'apt-get update of %s'
+                                     % ', '.join(params['sources']))
             finally:
                 shutil.rmtree(workdir, ignore_errors=True)
             # apt exits 0 when a source was not refreshed; its E:/W: lines say so.

@@ -16,8 +16,15 @@ description:
   - Installs the signing key after checking its fingerprint (nothing is written before it matches), writes the
     sources and preferences files, and refreshes apt's lists of those sources only. The other sources of the host
     are neither refreshed nor touched.
-  - A failed refresh puts back the previous key, sources and pin, refreshes their lists again and fails with apt's
-    reason, so apt keeps working for the rest of the host.
+  - Before anything is written, apt reads the new sources together with the host's other sources (C(apt-cache policy)
+    over a private copy, no cache written); a set apt refuses, such as a lab's own list for the same repository with
+    another C(signed-by) ("Conflicting values set for option Signed-By"), is refused naming both files, and nothing
+    is changed.
+  - A failed refresh puts back the previous key, sources and pin and fails with apt's reason; it says that apt works
+    again only after C(apt-cache policy) read the host's sources and lists, and the restored sources' lists were
+    refreshed.
+  - apt-get update does not wait for apt's lists lock (C(/var/lib/apt/lists/lock), held by apt-daily's update); the
+    module waits for it up to O(lock_timeout), and a message names the lock and the process holding it.
   - While it changes them, the previous files are kept in a journal; a run that was killed half way is finished by
     the next run, whose transaction starts from the journal (the last state apt accepted).
   - With O(state=absent), removes the files and the keyring.
@@ -86,7 +93,7 @@ options:
     type: int
     default: 3
   lock_timeout:
-    description: Seconds to wait for another process's apt lock.
+    description: Seconds to wait for another process's apt lists lock or dpkg lock.
     type: int
     default: 60
 attributes:
@@ -113,6 +120,17 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+apt_works:
+  description: After a failed refresh and the rollback, whether apt read the host's sources and lists again
+    (C(apt-cache policy)).
+  returned: when a refresh failed
+  type: bool
+conflicts:
+  description: When apt refuses the new sources with the host's others, each conflict apt named (option, uri, suite,
+    values, the files that name that source).
+  returned: when the sources are refused
+  type: list
+  elements: dict
 changed_files:
   description: The files (and keyring) written or removed.
   returned: always
@@ -143,10 +161,15 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.apt.download import bo
 from ansible_collections.gpulab.rocm.plugins.module_utils.apt.openpgp import (
     expired_keys, primary_fingerprints, trusted_fingerprints, trusted_keyring,
 )
-from ansible_collections.gpulab.rocm.plugins.module_utils.apt.apt_errors import classify
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt.apt_errors import classify, describe_lock, lock_held
+from ansible_collections.gpulab.rocm.plugins.module_utils.apt import sources_check as sc
 from ansible_collections.gpulab.rocm.plugins.module_utils.host.root_files import write_atomic
 
 ALLOWED_DIRS = ('/etc/apt/sources.list.d/', '/etc/apt/preferences.d/')
+# Where the host's sources are read from (the unit tests point these at a folder of their own).
+HOST_SOURCES_LIST = sc.SOURCES_LIST
+HOST_SOURCES_D = sc.SOURCES_D
+C_LOCALE = {'LANG': 'C', 'LC_ALL': 'C'}
 
 
 def read(path):
@@ -227,8 +250,86 @@ def failure_line(line):
                                   'NO_PUBKEY', 'not valid yet', 'is expired')))
 
 
+def host_sources():
+    """{path as apt knows it: text} of the host's sources.list and the *.list / *.sources files of sources.list.d."""
+    found = {}
+    paths = [(HOST_SOURCES_LIST, sc.SOURCES_LIST)]
+    try:
+        paths += [(os.path.join(HOST_SOURCES_D, name), sc.SOURCES_D + name) for name in sorted(os.listdir(HOST_SOURCES_D))
+                  if sc.is_sources_file(name)]
+    except OSError:
+        pass
+    for path, name in paths:
+        if os.path.isfile(path):
+            with open(path, 'rb') as handle:
+                found[name] = handle.read().decode('utf-8', 'replace')
+    return found
+
+
+def apt_reads(module, sources):
+    """(ok, output) of apt reading exactly these sources ({path: text}) in a private folder: apt-cache policy with an
+    empty lists folder and no cache written; the output names the host's paths."""
+    workdir = tempfile.mkdtemp(prefix='gpulab-apt-check-')
+    try:
+        parts, lists = os.path.join(workdir, 'parts'), os.path.join(workdir, 'lists')
+        os.makedirs(parts)
+        os.makedirs(os.path.join(lists, 'partial'))
+        source_list = os.path.join(workdir, 'sources.list')
+        with open(source_list, 'w') as handle:
+            handle.write(sources.get(sc.SOURCES_LIST, ''))
+        for path, text in sources.items():
+            if path.startswith(sc.SOURCES_D):
+                with open(os.path.join(parts, os.path.basename(path)), 'w') as handle:
+                    handle.write(text)
+        rc, stdout, stderr = module.run_command(sc.argv(source_list, parts + '/', lists + '/'), environ_update=C_LOCALE)
+        output = sc.real_paths(stdout + '\n' + stderr, {source_list: sc.SOURCES_LIST, parts + '/': sc.SOURCES_D})
+        return not sc.failed(rc, output), output
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def apt_works(module):
+    """(ok, output): whether apt reads the host's real sources and lists (apt-cache policy, no cache written)."""
+    rc, stdout, stderr = module.run_command(sc.works_argv(), environ_update=C_LOCALE)
+    output = stdout + '\n' + stderr
+    return not sc.failed(rc, output), output
+
+
+def check_sources(module, files, remove_paths):
+    """Refuses, before anything is written, sources apt would not read together with the host's other sources."""
+    host = host_sources()
+    new = dict((path, content.decode('utf-8', 'replace')) for path, content in files.items())
+    after = sc.after_change(host, new, remove_paths)
+    ok, output = apt_reads(module, after)
+    if ok:
+        return
+    written = [path for path in after if path in new]
+    ok_before, output_before = apt_reads(module, host)
+    foreign = sc.foreign_files(output, after, written)
+    lines = sc.error_lines(output)
+    if ok_before:
+        module.fail_json(
+            msg='apt would not read the new sources together with the host\'s other sources, and every apt command on '
+                'the host would fail from then on: %s (apt: %s). Nothing was changed. Remove or fix %s (a lab\'s own '
+                'list for the same repository: keep one of the two, or give both the same signed-by keyring), or '
+                'change the repository variables so the two do not overlap, then run again.'
+                % (sc.explain(output, after, written), lines[0] if lines else 'no message',
+                   ', '.join(foreign) or 'the other file'),
+            conflicts=sc.conflicts(output, after), files=foreign, apt_output=output[-4000:])
+    module.fail_json(
+        msg='apt cannot read the host\'s apt sources already, before this run changes anything: %s. The new sources do '
+            'not fix that (%s). Nothing was changed. Fix %s (apt-get update shows the same), then run again.'
+            % (sc.explain(output_before, host), sc.explain(output, after, written),
+               ', '.join(sc.foreign_files(output_before, host, ())) or 'the file apt names'),
+        conflicts=sc.conflicts(output_before, host), files=sc.foreign_files(output_before, host, ()),
+        apt_output=output_before[-4000:])
+
+
 def refresh(module, source_files, scope='sources'):
-    """apt-get update of the given sources files only (scope 'all': of every source); (ok, output)."""
+    """apt-get update of the given sources files only (scope 'all': of every source); (ok, output).
+
+    apt-get update fails at once while another update holds apt's lists lock (it does not wait, whatever
+    DPkg::Lock::Timeout says): that is waited for, up to lock_timeout, without counting as an attempt."""
     workdir = tempfile.mkdtemp(prefix='gpulab-apt-')
     try:
         for index, path in enumerate(source_files):
@@ -237,16 +338,23 @@ def refresh(module, source_files, scope='sources'):
         if scope != 'all':
             argv += ['-o', 'Dir::Etc::SourceList=/dev/null', '-o', 'Dir::Etc::SourceParts=%s' % workdir,
                      '-o', 'APT::Get::List-Cleanup=0']
-        output = ''
-        for attempt in range(max(1, module.params['update_retries'])):
-            if attempt:
-                time.sleep(min(2 ** attempt, 8))
-            rc, stdout, stderr = module.run_command(argv, environ_update={'LANG': 'C', 'LC_ALL': 'C'})
+        deadline = time.time() + module.params['lock_timeout']
+        attempt = 0
+        while True:
+            rc, stdout, stderr = module.run_command(argv, environ_update=C_LOCALE)
             output = stdout + '\n' + stderr
             failed = rc != 0 or any(failure_line(line) for line in output.splitlines())
             if not failed:
                 return True, output
-        return False, output
+            if classify(output)['kind'] == 'lock':
+                if time.time() >= deadline:
+                    return False, output
+                time.sleep(max(0.1, min(2, deadline - time.time())))
+                continue
+            attempt += 1
+            if attempt >= max(1, module.params['update_retries']):
+                return False, output
+            time.sleep(min(2 ** attempt, 8))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -271,6 +379,34 @@ def describe(path, content, keyring):
         except ValueError as exc:
             return 'unreadable key: %s\n' % exc
     return content.decode('utf-8', 'replace')
+
+
+RESTORED_OK = 'The previous sources, pin and key were put back, and apt reads the host\'s sources again'
+
+
+def restored_state(module, output, restored_paths):
+    """(apt works, what the rollback left), said only as far as apt shows it: apt-cache policy must read the host's
+    sources and lists again before the message says apt works, and the restored sources' lists must refresh."""
+    reads, reads_output = apt_works(module)
+    if not reads:
+        return False, ('The previous sources, pin and key were put back, but apt still cannot read the host\'s sources '
+                       '(%s): apt is not working on this host. Fix what apt names there, then run again.'
+                       % sc.explain(reads_output, host_sources()))
+    held = lock_held(output) if classify(output)['kind'] == 'lock' else None
+    if held:
+        return True, ('%s (apt-cache policy). apt-get update never took %s, so it changed no list; run again once that '
+                      'process is done.' % (RESTORED_OK, describe_lock(held)))
+    restored_sources = sources_of(restored_paths)
+    if not restored_sources:
+        return True, ('The previous sources, pin and key were put back (this run\'s were removed: there were none '
+                      'before), and apt reads the host\'s sources again (apt-cache policy), so apt is as it was before '
+                      'this run.')
+    back, again = refresh(module, restored_sources)
+    if back:
+        return True, ('%s (apt-cache policy) and refreshes the restored sources\' lists, so apt works for the rest '
+                      'of the host as before.' % RESTORED_OK)
+    return True, ('%s (apt-cache policy), but refreshing the restored sources\' lists failed too: %s'
+                  % (RESTORED_OK, classify(again)['reason']))
 
 
 def main():
@@ -344,6 +480,8 @@ def main():
     result['changed'] = bool(changed) or interrupted is not None or wants_refresh
     result['diff'] = [dict(before_header=path, after_header=path, before=describe(path, current[path][0], keyring),
                            after=describe(path, desired[path], keyring)) for path in changed]
+    if present and any(path == sc.SOURCES_LIST or path.startswith(sc.SOURCES_D) for path in changed + params['remove']):
+        check_sources(module, files, params['remove'])
     if module.check_mode:
         result['refreshed'] = wants_refresh
         module.exit_json(**result)
@@ -367,23 +505,14 @@ def main():
                     remove(path)
                 else:
                     write(path, content, mode or 0o644)
-            restored_sources = sources_of(path for path, (content, _mode) in previous.items() if content)
-            if restored_sources:
-                back, again = refresh(module, restored_sources)
-                state = ('The previous sources, pin and key were restored, and apt refreshes their lists again, so '
-                         'apt works for the rest of the host as before.'
-                         if back else 'The previous sources, pin and key were restored, but apt fails with them too '
-                         '(%s): they were broken before this run, and apt stays as broken as it was.'
-                         % apt_line(again))
-            else:
-                state = ('The sources, pin and key this run wrote were removed again (there were none before), so apt '
-                         'is as it was before this run.')
             journal.clear()
+            works, state = restored_state(module, output, [path for path, (content, _mode) in previous.items()
+                                                           if content])
             uris = ['%s %s' % (line['uri'], line['suite']) for content in files.values()
                     for line in ns.source_lines(content.decode('utf-8', 'replace'))]
             module.fail_json(msg='The apt list refresh failed after writing the sources (%s). %s %s'
                                  % (', '.join(uris), classify(output)['reason'], state),
-                             stdout=output[-4000:], restored=True)
+                             stdout=output[-4000:], restored=True, apt_works=works)
         result['refreshed'] = True
     journal.clear()
     module.exit_json(**result)

@@ -33,7 +33,32 @@ _KEY_STATUS_RE = re.compile(
     r'\b(NO_PUBKEY|EXPKEYSIG|KEYEXPIRED|REVKEYSIG|BADSIG|ERRSIG|Missing key)\s+([0-9A-Fa-f]{8,64})')
 _FREE_SPACE_RE = re.compile(r"You don't have enough free space in (\S+?)\.?$")
 
-KINDS = ('permission', 'lock', 'disk_full', 'dpkg_interrupted', 'clock', 'release_expired', 'integrity', 'signature',
+# "Could not get lock PATH. It is held by process N (name)" (apt 2.x), "Unable to lock directory PATH" (the lists and
+# archives locks), "Unable to acquire the dpkg frontend lock (PATH)", "Unable to lock the administration directory (DIR)".
+_LOCK_PATH_RES = [
+    re.compile(r'Could not get lock (/\S+?)\.?(?:\s|$)'),
+    re.compile(r'Unable to acquire the dpkg frontend lock \((/[^)]+)\)'),
+    re.compile(r'Unable to lock the administration directory \((/[^)]+)\)'),
+    re.compile(r'Unable to lock directory (/\S+)'),
+]
+# "dpkg: error processing package NAME (--configure):" then the reason on the indented line under it.
+_DPKG_ERROR_RE = re.compile(r'^dpkg: error processing (?:package|archive) (\S+?)(?::\w+)? \((--[a-z-]+)\):?\s*$')
+# dpkg's own progress lines (not what a package's script printed).
+_DPKG_PROGRESS_RE = re.compile(r'^(Setting up|Unpacking|Preparing|Processing|Selecting|\(Reading|Removing|dpkg:|Errors were)')
+# dpkg --audit's headings (dpkg 1.21 src/main/enquiry.c) and the state each one reports.
+_AUDIT_HEADINGS = (
+    ('half-configured', 'only half configured'),
+    ('unpacked', 'unpacked but not yet configured'),
+    ('half-installed', 'only half installed'),
+    ('reinstreq', 'in a mess due to serious problems'),
+    ('triggers-awaiting', 'awaiting processing of triggers'),
+    ('triggers-pending', 'have been triggered, but the trigger processing'),
+)
+# The second letter of dpkg-query's ${db:Status-Abbrev}: the states a package is left in by an unfinished dpkg run.
+UNFINISHED_STATES = {'U': 'unpacked', 'F': 'half-configured', 'H': 'half-installed', 'W': 'triggers-awaiting',
+                     't': 'triggers-pending'}
+
+KINDS = ('permission', 'lock', 'disk_full', 'package_failed', 'dpkg_interrupted', 'clock', 'release_expired', 'integrity', 'signature',
          'no_release', 'download', 'not_found', 'dependencies', 'other')
 
 
@@ -74,6 +99,125 @@ def _advice_free_space(text, detail):
             % (where, detail))
 
 
+def lock_held(text):
+    """Which lock apt or dpkg could not take, from their messages: {'lock': 'lists' | 'dpkg' | 'archives' | 'other',
+    'path': the lock file, 'holder': 'process N (name)' or None}; None when no line is about a lock.
+
+    apt-get update takes the lists lock (/var/lib/apt/lists/lock) and fails at once when another update holds it (apt
+    2.6 does not wait for it, whatever DPkg::Lock::Timeout says); installs and removals take dpkg's lock-frontend and
+    lock (/var/lib/dpkg/), for which DPkg::Lock::Timeout waits; downloads the archives lock."""
+    text = _as_text(text)
+    for pattern in _LOCK_PATH_RES:
+        match = pattern.search(text)
+        if match:
+            path = match.group(1)
+            break
+    else:
+        # dpkg's own words name the lock, not its file (dpkg.mo: "dpkg frontend lock was locked by another process
+        # with pid %d", "dpkg status database is locked by another process").
+        if re.search(r'dpkg frontend lock', text):
+            path = '/var/lib/dpkg/lock-frontend'
+        elif re.search(r'dpkg status database is locked|Waiting for cache lock', text):
+            path = '/var/lib/dpkg/lock'
+        else:
+            return None
+    folder = path if path.endswith('/') else path.rsplit('/', 1)[0] + '/'
+    if '/lists/' in folder:
+        lock = 'lists'
+    elif '/dpkg/' in folder:
+        lock = 'dpkg'
+    elif '/archives/' in folder:
+        lock = 'archives'
+    else:
+        lock = 'other'
+    if path.endswith('/'):
+        path += 'lock'
+    holder = None
+    for holder_re in _HOLDER_RES:
+        found = holder_re.search(text)
+        if found:
+            holder = 'process %s' % found.group(1)
+            break
+    return {'lock': lock, 'path': path, 'holder': holder}
+
+
+def describe_lock(held):
+    """'apt's lists lock (/var/lib/apt/lists/lock, held by process 4242 (python3))' for lock_held()'s answer."""
+    name = {'lists': "apt's lists lock", 'dpkg': "the dpkg lock", 'archives': "apt's archives lock"}.get(
+        held['lock'], 'the lock')
+    return '%s (%s%s)' % (name, held['path'], ', held by %s' % held['holder'] if held['holder'] else '')
+
+
+def _advice_lock(text, detail):
+    held = lock_held(text) or {'lock': 'other', 'path': detail, 'holder': None}
+    if held['lock'] == 'lists':
+        return ('Another process held %s: another apt-get update is running (apt-daily.service, unattended-upgrades, '
+                'packagekit or an admin\'s apt run). apt-get update does not wait for that lock; gpulab.rocm waits up '
+                'to the lock timeout. Wait for it to finish (systemctl status apt-daily.service) or raise the lock '
+                'timeout, then run again.' % describe_lock(held))
+    if held['lock'] == 'archives':
+        return ('Another process held %s for longer than the lock timeout: another apt run is downloading packages. '
+                'Wait for it to finish or raise the lock timeout, then run again.' % describe_lock(held))
+    return ('Another process held %s for longer than the lock timeout: another apt or dpkg run is installing '
+            '(unattended-upgrades, apt-daily-upgrade.service, an admin\'s apt or dpkg). Wait for it to finish or raise '
+            'the lock timeout, then run again.' % describe_lock(held))
+
+
+def package_errors(text):
+    """The packages dpkg failed on, from its output: [{'package', 'action' (--configure, --install, ...),
+    'error': dpkg's line under it, 'output': the line the package's script printed just before, or None}]."""
+    lines = _as_text(text).splitlines()
+    found = []
+    for index, raw in enumerate(lines):
+        match = _DPKG_ERROR_RE.match(raw.strip())
+        if not match:
+            continue
+        error = lines[index + 1].strip() if index + 1 < len(lines) and lines[index + 1][:1] in (' ', '\t') else ''
+        before = lines[index - 1].strip() if index else ''
+        output = before if before and not _DPKG_PROGRESS_RE.match(before) else None
+        if not any(item['package'] == match.group(1) for item in found):
+            found.append({'package': match.group(1), 'action': match.group(2), 'error': error, 'output': output})
+    return found
+
+
+def _advice_package(text, detail):
+    failed = package_errors(text)
+    if not failed:
+        return 'dpkg failed on a package (%s).' % detail
+    parts = []
+    for item in failed:
+        said = '; it printed: %s' % _shorten(item['output'], 160) if item['output'] else ''
+        parts.append('%s (dpkg %s: %s%s)' % (item['package'], item['action'], item['error'] or detail, said))
+    names = ' '.join(item['package'] for item in failed)
+    return ('dpkg could not finish %s: %s. Every apt run configures the packages left pending, so until this is fixed '
+            'every install fails on it, whatever it installs. Fix what the package\'s script needs (dpkg --configure '
+            '%s shows the error again), or remove the package (apt-get remove %s) if the lab does not need it, then '
+            'run again.' % ('this package' if len(failed) == 1 else 'these packages', '; '.join(parts), names, names))
+
+
+def parse_audit(text):
+    """dpkg --audit's output -> {state: [package names]} (states as in _AUDIT_HEADINGS); {} when dpkg is consistent."""
+    result, state = {}, None
+    for raw in _as_text(text).splitlines():
+        if not raw.strip():
+            continue
+        if raw[:1] == ' ' and state:
+            result.setdefault(state, []).append(raw.split()[0])
+            continue
+        for key, heading in _AUDIT_HEADINGS:
+            if heading in raw:
+                state = key
+                break
+    return result
+
+
+def unfinished(status):
+    """{name: state} of the packages an unfinished dpkg run left, from {name: (Status-Abbrev, version)}
+    (apt_packages.parse_status)."""
+    return dict((name, UNFINISHED_STATES[abbrev[1:2]]) for name, (abbrev, _version) in sorted(status.items())
+                if abbrev[1:2] in UNFINISHED_STATES)
+
+
 # (kind, pattern, advice): the first rule that matches an error line wins, then the same over warning lines.
 # {detail} is the matching line, {holder} the process that holds a lock.
 _RULES = [
@@ -87,12 +231,12 @@ _RULES = [
      re.compile(r'Could not get lock|Unable to acquire the dpkg frontend lock|Unable to lock the administration '
                 r'directory|Unable to lock directory|Failed to lock|Waiting for cache lock|was locked by another '
                 r'process|is another process using it\?', re.I),
-     'Another process held the dpkg lock for longer than the lock timeout ({holder}). Wait for it to finish '
-     '(unattended-upgrades, another apt run) or raise the lock timeout, then run again.'),
+     _advice_lock),
     ('disk_full', re.compile(r'No space left on device', re.I),
      'The disk filled up during the install ({detail}). Free space on the filesystems of /opt and '
      '/var/cache/apt/archives, then run again: the next run finishes the interrupted install.'),
     ('disk_full', re.compile(r"You don't have enough free space", re.I), _advice_free_space),
+    ('package_failed', _DPKG_ERROR_RE, _advice_package),
     ('dpkg_interrupted',
      re.compile(r'dpkg was interrupted|Sub-process /usr/bin/dpkg (exited unexpectedly|received|was killed)', re.I),
      'dpkg stopped in the middle of the install ({detail}). Run again: the next run finishes the interrupted '

@@ -27,7 +27,8 @@ def fixture(name):
 # (fixture, kind, words the reason must hold): the cause and the fix, and the detail that names what failed.
 CAPTURED = [
     # Captured in this project's containers (the integration tests assert the same phrases).
-    ("apt-get-install-lock-held.txt", "lock", ["held the dpkg lock", "held by process 766 (python3)", "lock timeout"]),
+    ("apt-get-install-lock-held.txt", "lock",
+     ["held the dpkg lock (/var/lib/dpkg/lock-frontend, held by process 766 (python3))", "lock timeout"]),
     ("apt-get-install-no-space-on-opt.txt", "disk_full",
      ["No space left on device", "/opt", "next run finishes the interrupted install"]),
     ("apt-get-install-dpkg-killed.txt", "dpkg_interrupted",
@@ -35,7 +36,20 @@ CAPTURED = [
     ("apt-get-install-404-rocblas-pool.txt", "download",
      ["could not be downloaded", "404", "rocblas", "nothing was installed", "mirror is up"]),
     # Captured by capture-apt-error-messages.sh.
-    ("apt-get-update-lists-lock-held.txt", "lock", ["held the dpkg lock", "held by process", "(python3)"]),
+    # The lists lock is not the dpkg lock (issue 38): the message names the one that was held.
+    ("apt-get-update-lists-lock-held.txt", "lock",
+     ["held apt's lists lock (/tmp/W/apt/lists/lock, held by process", "(python3)", "does not wait", "apt-daily"]),
+    ("apt-get-update-lists-lock-held-lock-timeout-5.txt", "lock",
+     ["held apt's lists lock (/tmp/W/apt/lists/lock, held by process 4242 (python3))"]),
+    ("apt-get-remove-dpkg-lock-held.txt", "lock",
+     ["held the dpkg lock (/tmp/W/dpkg/lock, held by process 4242 (python3)) for longer than the lock timeout"]),
+    # A lab package left half-configured: named, with dpkg's line and what its script printed (issue 38).
+    ("apt-get-install-with-half-configured-lab-package.txt", "package_failed",
+     ["dpkg could not finish this package: lab-license (dpkg --configure: installed lab-license package "
+      "post-installation script subprocess returned error exit status 1; it printed: lab-license: cannot reach the "
+      "license server license.lab.example.invalid:27000)", "dpkg --configure lab-license",
+      "apt-get remove lab-license"]),
+    ("dpkg-install-lab-postinst-fails.txt", "package_failed", ["lab-license (dpkg --install: "]),
     ("apt-get-update-not-root.txt", "permission", ["13: Permission denied", "become: true", "not run as root"]),
     ("apt-get-install-not-root.txt", "permission", ["13: Permission denied", "become: true"]),
     ("dpkg-configure-not-root.txt", "permission", ["requires superuser privilege", "become: true"]),
@@ -83,9 +97,10 @@ FROM_CATALOGUE = [
     ("E: You don't have enough free space in /var/cache/apt/archives/.", "disk_full",
      ["/var/cache/apt/archives/", "nothing was installed", "apt-get clean"]),
     ("E: Unable to lock the administration directory (/var/lib/dpkg/), is another process using it?", "lock",
-     ["held the dpkg lock", "Unable to lock the administration directory"]),
+     ["held the dpkg lock (/var/lib/dpkg/lock)"]),
     ("dpkg: error: dpkg frontend lock was locked by another process with pid 4242\nNote: removing the lock file is "
-     "always wrong, can damage the locked area\nand the entire system.", "lock", ["held by process 4242"]),
+     "always wrong, can damage the locked area\nand the entire system.", "lock",
+     ["the dpkg lock (/var/lib/dpkg/lock-frontend, held by process 4242)"]),
     ("E: dpkg was interrupted, you must manually run 'dpkg --configure -a' to correct the problem.",
      "dpkg_interrupted", ["dpkg --configure -a", "next run finishes the interrupted install"]),
     ("E: Failed to fetch http://127.0.0.1:8080/pool/main/r/rocblas/rocblas.deb  Writing more data than expected "
@@ -180,3 +195,28 @@ def test_every_kind_is_covered():
 def test_classify_never_raises_and_always_answers_one_of_its_kinds(rows):
     result = apt_errors.classify("\n".join(rows))
     assert result["kind"] in apt_errors.KINDS and result["reason"]
+
+
+def test_the_lists_lock_and_the_dpkg_lock_are_told_apart():
+    assert apt_errors.lock_held(fixture("apt-get-update-lists-lock-held-lock-timeout-5.txt")) == {
+        "lock": "lists", "path": "/tmp/W/apt/lists/lock", "holder": "process 4242 (python3)"}
+    assert apt_errors.lock_held(fixture("apt-get-install-lock-held.txt")) == {
+        "lock": "dpkg", "path": "/var/lib/dpkg/lock-frontend", "holder": "process 766 (python3)"}
+    assert apt_errors.lock_held(fixture("apt-get-remove-dpkg-lock-held.txt"))["path"] == "/tmp/W/dpkg/lock"
+    assert apt_errors.lock_held("E: Could not get lock /var/cache/apt/archives/lock. It is held by process 9 (apt)"
+                                )["lock"] == "archives"
+    assert apt_errors.lock_held(fixture("apt-get-install-with-half-configured-lab-package.txt")) is None
+    # apt-get update waited for nothing although DPkg::Lock::Timeout was 5 s: the module must wait itself.
+    assert "seconds=0.0" in fixture("apt-get-update-lists-lock-held-lock-timeout-5.txt")
+
+
+def test_a_half_configured_package_is_named_from_dpkg_s_audit_and_status():
+    assert apt_errors.parse_audit(fixture("dpkg-audit-half-configured.txt")) == {"half-configured": ["lab-license"]}
+    assert apt_errors.parse_audit("") == {}
+    from ansible_collections.gpulab.rocm.plugins.module_utils.apt import apt_packages
+    status = apt_packages.parse_status(fixture("dpkg-query-half-configured.txt").split("--- stdout\n", 1)[1])
+    assert apt_errors.unfinished(status) == {"lab-license": "half-configured"}
+    assert apt_errors.package_errors(fixture("apt-get-install-with-half-configured-lab-package.txt")) == [{
+        "package": "lab-license", "action": "--configure",
+        "error": "installed lab-license package post-installation script subprocess returned error exit status 1",
+        "output": "lab-license: cannot reach the license server license.lab.example.invalid:27000"}]

@@ -1,6 +1,7 @@
 """apt_packages run by ansible itself on this machine, in check mode only (nothing is installed or removed): the real
 dpkg-query and apt-get --simulate of the host. Needs a Debian-family host with dpkg and apt (the build machine)."""
 
+import os
 import shutil
 import subprocess
 
@@ -46,3 +47,68 @@ def test_a_value_that_is_not_a_package_name_fails_before_anything_runs():
     result = run_module({"install": ["--allow-unauthenticated"]})
     assert result.get("failed") and "install holds values that are not a Debian package name" in result["msg"]
     assert "Nothing was changed" in result["msg"]
+
+
+# Issue 38: a lab package left half-configured, and apt's lists lock, over real captured outputs (fixtures/apt).
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "apt")
+
+
+def captured(name):
+    with open(FIXTURES + "/" + name) as handle:
+        text = handle.read()
+    rc = int(text.split("\n", 1)[0].split("=", 1)[1])
+    return rc, text.split("--- stdout\n", 1)[1], text.split("--- stderr\n", 1)[1].split("--- stdout\n", 1)[0]
+
+
+class Failed(Exception):
+    pass
+
+
+class StubModule:
+    """An AnsibleModule whose commands answer from captured outputs: argv[0:2] -> [(rc, stdout, stderr), ...]."""
+
+    check_mode = False
+
+    def __init__(self, answers, **params):
+        self.answers = answers
+        self.calls = []
+        self.params = dict(dict(install=[], remove_first=[], remove=[], purge=False, holds={}, refresh="never",
+                                sources=[], cache_valid_time=0, download_first=False, install_recommends=False,
+                                allow_downgrade=False, allow_change_held_packages=False, lock_timeout=60), **params)
+
+    def run_command(self, argv, environ_update=None):
+        self.calls.append(argv)
+        return self.answers[" ".join(argv[:2])].pop(0)
+
+    def fail_json(self, **kwargs):
+        raise Failed(kwargs)
+
+
+def test_a_half_configured_lab_package_is_named_with_its_error():
+    status = captured("dpkg-query-half-configured.txt")
+    module = StubModule({"dpkg-query -W": [(1, "", ""), status],
+                         "apt-get install": [captured("apt-get-install-with-half-configured-lab-package.txt")]},
+                        install=["demo-lib"])
+    with pytest.raises(Failed) as failed:
+        apt_packages.Apt(module).apply()
+    result = failed.value.args[0]
+    assert "lab-license (dpkg --configure: installed lab-license package post-installation script subprocess " \
+           "returned error exit status 1; it printed: lab-license: cannot reach the license server" in result["msg"]
+    assert "dpkg has these packages unfinished now: lab-license (half-configured)." in result["msg"]
+    assert result["unfinished"] == {"lab-license": "half-configured"}
+    assert "non-zero return code" not in result["msg"]
+
+
+def test_the_refresh_waits_for_apt_s_lists_lock_and_names_it(monkeypatch):
+    monkeypatch.setattr(apt_packages.time, "sleep", lambda seconds: None)
+    locked = captured("apt-get-update-lists-lock-held-lock-timeout-5.txt")
+    module = StubModule({"apt-get update": [locked, locked, (0, "Hit:1 x\n", "")]}, refresh="all")
+    apt = apt_packages.Apt(module)
+    apt.refresh()
+    assert apt.result["refreshed"] and len(module.calls) == 3
+    module = StubModule({"apt-get update": [locked]}, refresh="all", lock_timeout=0)
+    with pytest.raises(Failed) as failed:
+        apt_packages.Apt(module).refresh()
+    assert "held apt's lists lock (/tmp/W/apt/lists/lock, held by process 4242 (python3))" in failed.value.args[0]["msg"]
+    assert "dpkg lock" not in failed.value.args[0]["msg"]

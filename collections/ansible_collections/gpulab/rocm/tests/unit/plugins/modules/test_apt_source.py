@@ -276,3 +276,159 @@ def test_bounded_download_names_the_url_when_nobody_answers():
     with pytest.raises(Failed, match=r"Could not download the signing key from http://127.0.0.1:9/k: .*Nothing was "
                                      r"changed"):
         bounded_download(StubModule(), "http://127.0.0.1:9/k", limit=10, timeout=5)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 38: apt is never left broken. The sources check runs the real apt-cache of this machine (Debian 12, apt 2.6)
+# over a private copy of a host's sources (tests point HOST_SOURCES_* at a folder of their own); the writes of the
+# module are recorded, never made.
+
+APT_CACHE = shutil.which("apt-cache")
+needs_apt = pytest.mark.skipif(APT_CACHE is None or GPG is None, reason="needs apt-cache and gpg")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "apt")
+LAB_LIST = "deb [signed-by=/usr/share/keyrings/lab-rocm.gpg] http://127.0.0.1:9/rocm/apt/6.2.4 jammy main\n"
+ROCM_LIST = "deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] http://127.0.0.1:9/rocm/apt/6.2.4 jammy main\n"
+ROCM = "/etc/apt/sources.list.d/rocm.list"
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+@pytest.fixture
+def host(tmp_path, monkeypatch, key):
+    """A host's apt sources in a folder (the lab's own list for AMD's repository), the trusted keyring in place,
+    and every write of the module recorded instead of made."""
+    etc = tmp_path / "etc-apt"
+    (etc / "sources.list.d").mkdir(parents=True)
+    (etc / "sources.list").write_text("")
+    (etc / "sources.list.d" / "lab-rocm.list").write_text(LAB_LIST)
+    monkeypatch.setattr(apt_source, "HOST_SOURCES_LIST", str(etc / "sources.list"))
+    monkeypatch.setattr(apt_source, "HOST_SOURCES_D", str(etc / "sources.list.d") + "/")
+    writes = []
+    monkeypatch.setattr(apt_source, "write", lambda path, content, mode=0o644: writes.append(("write", path)))
+    monkeypatch.setattr(apt_source, "remove", lambda path: writes.append(("remove", path)))
+    monkeypatch.setattr(apt_source.Journal, "save", lambda self, previous: writes.append(("journal", self.path)))
+    _path, fpr, binary = key
+    keyring = tmp_path / "rocm.gpg"
+    keyring.write_bytes(binary)
+    keyring.chmod(0o644)
+    args = {"key_url": "http://127.0.0.1:9/k", "keyring": str(keyring), "fingerprints": [fpr], "files": {ROCM: ROCM_LIST}}
+    return {"etc": etc, "writes": writes, "args": args}
+
+
+@needs_apt
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_a_release_change_conflicting_with_a_lab_list_is_refused_before_any_change(host, check_mode):
+    result = run_main(apt_source.main, host["args"], check_mode=check_mode)
+    assert result["failed"], result
+    msg = result["msg"]
+    # apt's own line, from this machine's apt, and both files, told apart.
+    assert ("E: Conflicting values set for option Signed-By regarding source http://127.0.0.1:9/rocm/apt/6.2.4/ "
+            "jammy: /usr/share/keyrings/lab-rocm.gpg != /etc/apt/keyrings/rocm.gpg") in msg
+    assert "/etc/apt/sources.list.d/lab-rocm.list (already on the host)" in msg
+    assert "/etc/apt/sources.list.d/rocm.list (this run would write it)" in msg
+    assert "Nothing was changed" in msg and result["files"] == ["/etc/apt/sources.list.d/lab-rocm.list"]
+    assert result["conflicts"][0]["files"] == ["/etc/apt/sources.list.d/lab-rocm.list", ROCM]
+    assert host["writes"] == []
+    # apt works afterwards: it reads the host's sources as they are (the lab list alone).
+    assert (host["etc"] / "sources.list.d" / "lab-rocm.list").read_text() == LAB_LIST
+    ok, output = apt_source.apt_reads(StubApt(), apt_source.host_sources())
+    assert ok, output
+
+
+@needs_apt
+def test_sources_apt_reads_together_go_on_to_be_written(host):
+    # The same repository with the lab's keyring is no conflict: the check passes, and the module goes on.
+    args = dict(host["args"], files={ROCM: LAB_LIST.replace("deb [", "deb [arch=amd64 ")}, refresh="never")
+    result = run_main(apt_source.main, args, check_mode=True)
+    assert not result.get("failed") and result["changed_files"] == [ROCM], result
+    assert host["writes"] == []
+
+
+@needs_apt
+def test_sources_apt_already_refuses_are_not_blamed_on_the_change(host):
+    # Two lists of the lab's conflict already; the new rocm.list is another repository.
+    (host["etc"] / "sources.list.d" / "old-rocm.list").write_text(ROCM_LIST)
+    args = dict(host["args"], files={ROCM: ROCM_LIST.replace("6.2.4", "6.3")})
+    result = run_main(apt_source.main, args)
+    assert result["failed"] and "apt cannot read the host's apt sources already, before this run" in result["msg"]
+    assert "/etc/apt/sources.list.d/lab-rocm.list (already on the host), " \
+           "/etc/apt/sources.list.d/old-rocm.list (already on the host)" in result["msg"]
+    assert "Nothing was changed" in result["msg"] and host["writes"] == []
+
+
+class StubApt:
+    """What refresh, apt_reads and restored_state use of an AnsibleModule; run_command answers from `answers`
+    (argv[0:2] -> list of (rc, stdout, stderr), consumed in order) or runs the real command for apt-cache."""
+
+    def __init__(self, answers=None, lock_timeout=60):
+        self.params = {"lock_timeout": lock_timeout, "update_retries": 3}
+        self.answers = answers or {}
+        self.calls = []
+
+    def run_command(self, argv, environ_update=None):
+        self.calls.append(argv)
+        key = " ".join(argv[:2])
+        if self.answers.get(key):
+            return self.answers[key].pop(0)
+        completed = subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ, **environ_update))
+        return completed.returncode, completed.stdout, completed.stderr
+
+
+def captured(name):
+    """(rc, stdout, stderr) of a fixture file of this folder's rc / --- stderr / --- stdout form."""
+    text = fixture(name)
+    rc = int(text.split("\n", 1)[0].split("=", 1)[1])
+    stderr = text.split("--- stderr\n", 1)[1].split("--- stdout\n", 1)[0]
+    return rc, text.split("--- stdout\n", 1)[1], stderr
+
+
+def test_the_refresh_waits_for_the_lists_lock_apt_get_update_does_not_wait_for(monkeypatch, tmp_path):
+    monkeypatch.setattr(apt_source.time, "sleep", lambda seconds: None)
+    source = tmp_path / "rocm.list"
+    source.write_text(ROCM_LIST)
+    locked = captured("apt-get-update-lists-lock-held-lock-timeout-5.txt")
+    module = StubApt({"apt-get update": [locked, locked, locked, locked, (0, "Hit:1 x\n", "")]})
+    ok, _output = apt_source.refresh(module, [str(source)])
+    # Four lock failures waited for, more than update_retries (3): a held lock is not a failed attempt.
+    assert ok and len(module.calls) == 5
+    # With no time left the lock is the answer, named as the lists lock.
+    module = StubApt({"apt-get update": [locked]}, lock_timeout=0)
+    ok, output = apt_source.refresh(module, [str(source)])
+    assert not ok and len(module.calls) == 1
+    assert "held apt's lists lock (/tmp/W/apt/lists/lock, held by process 4242" in apt_source.classify(output)["reason"]
+
+
+@needs_apt
+def test_a_rollback_after_the_lists_lock_says_what_apt_shows_and_no_more(host):
+    locked = captured("apt-get-update-lists-lock-held-lock-timeout-5.txt")
+    output = locked[1] + "\n" + locked[2]
+    # apt-cache policy over this machine's real sources answers whether apt reads them.
+    works, state = apt_source.restored_state(StubApt(), output, [ROCM])
+    assert works and state.startswith(apt_source.RESTORED_OK)
+    assert "apt-get update never took apt's lists lock (/tmp/W/apt/lists/lock, held by process 4242 (python3))" in state
+    assert "broken before" not in state and "dpkg lock" not in state
+
+
+def test_a_rollback_never_claims_apt_works_when_apt_cannot_read_its_sources(host):
+    conflict = captured("apt-cache-policy-conflicting-signed-by.txt")
+    module = StubApt({"apt-cache policy": [conflict]})
+    works, state = apt_source.restored_state(module, "E: Failed to fetch x 503", [ROCM])
+    assert not works and "apt is not working on this host" in state and "apt works" not in state
+
+
+def test_a_rollback_whose_restored_sources_fail_to_refresh_blames_nothing_it_did_not_see(host, tmp_path, monkeypatch):
+    monkeypatch.setattr(apt_source.time, "sleep", lambda seconds: None)
+    failing = captured("apt-get-update-503.txt")
+    works, state = apt_source.restored_state(StubApt({"apt-cache policy": [(0, "Package files:\n", "")]}),
+                                             "E: Failed to fetch x 503", [])
+    assert works and "as it was before this run" in state
+    source = tmp_path / "rocm.list"
+    source.write_text(ROCM_LIST)
+    monkeypatch.setattr(apt_source, "sources_of", lambda paths: [str(source)])
+    module = StubApt({"apt-cache policy": [(0, "Package files:\n", "")], "apt-get update": [failing] * 3})
+    works, state = apt_source.restored_state(module, "E: Failed to fetch x 503", [ROCM])
+    assert works and "refreshing the restored sources' lists failed too: A package or index file could not" in state
+    assert "broken before" not in state and "as before" not in state
