@@ -119,8 +119,11 @@ options:
   tool_timeout:
     description:
       - Seconds each GPU tool (C(rocminfo), C(rocm-smi), each C(amd-smi) call) may run before it is stopped
-        (coreutils C(timeout) sends TERM, then KILL 5 seconds later). A tool stopped so is a problem of the host that
-        preflight names; the other commands of the probe (apt, ldconfig, the engines, Slurm) have fixed limits.
+        (coreutils C(timeout) sends TERM, then KILL 5 seconds later; the probe kills the tool's whole process group
+        itself if anything of it is left). A tool stopped so is a problem of the host that preflight names; the
+        other commands of the probe (apt, ldconfig, the engines, Slurm) have fixed limits.
+      - Every command's output is read to at most 16 MiB per stream while it runs; a command that prints more is
+        stopped and named in C(timeouts), as is one that exits while a process it started keeps its output open.
     type: int
     default: 60
     version_added: 0.3.0
@@ -165,7 +168,8 @@ ansible_facts:
       description: One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups),
         C(alternatives), C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates),
         C(containers), C(slurm), C(slurm_state), C(modules), C(health) with C(health_recorded_gpu_count)), plus C(sections), C(params), C(notices) (what was
-        replaced or left unread, and why) and C(timeouts) (the tools stopped by their time limit).
+        replaced or left unread, and why) and C(timeouts) (the tools stopped: by their time limit,
+        for printing more than 16 MiB, or for a process they started that held their output open).
       returned: always
       type: dict
 '''
@@ -225,11 +229,13 @@ class Probe(object):
         self._run_bounded = timed_run(self._run, timeout, COMMAND_TIMEOUT, self.node['notices'])
 
     @staticmethod
-    def _run(argv):
-        return process_run(argv, environ_update=ENV)
+    def _run(argv, **kwargs):
+        """process_run: its output bounded while read, the tool's process group stopped at timed_run's timeout."""
+        return process_run(argv, environ_update=ENV, **kwargs)
 
     def run(self, argv, seconds=None):
-        """A command with a time limit; one stopped by it is recorded in timeouts and returns rc 124."""
+        """A command with a time limit; one stopped (by it, for printing more than process_run reads, or for a process
+        it started holding its output open) is recorded in timeouts and returns rc 124."""
         try:
             return self._run_bounded(argv, seconds=seconds)
         except ToolTimeout as exc:

@@ -39,6 +39,8 @@ HASH_LIMIT = 16 << 20
 BASHRC_LIMIT = 4 << 20
 # The most of a keyring the probe reads (as the key download: a signing key is a few KiB).
 KEYRING_LIMIT = 1 << 20
+# The most of one of apt's package lists the probe searches (Ubuntu's universe list is about 100 MiB).
+PACKAGES_LIMIT = 1 << 30
 BASHRC_BEGIN = '# BEGIN gpulab.rocm environment'
 BASHRC_END = '# END gpulab.rocm environment'
 
@@ -142,11 +144,12 @@ def file_type(mode):
     return 'other'
 
 
-def read_bytes(path, limit, feed=None):
+def read_bytes(path, limit, feed=None, keep=True):
     """At most limit + 1 bytes of a regular file (more than limit: the file is larger), never following a link and
     never blocking on a FIFO; None when absent or not a regular file. feed(chunk) sees the first limit bytes as
-    they are read (a checksum without a second copy). The one bounded reader of the probe: every file root reads
-    where a user may have put something goes through here or read_text()."""
+    they are read (a checksum without a second copy); keep=False keeps none of them (b'' or b'x' (over the limit)
+    is returned: feed had it all). The one bounded reader of the probe: every file root reads where a user may have
+    put something goes through here or read_text()."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
     except OSError:
@@ -161,11 +164,12 @@ def read_bytes(path, limit, feed=None):
                 break
             if feed is not None:
                 feed(chunk[:limit - size])
-            chunks.append(chunk)
+            if keep:
+                chunks.append(chunk)
             size += len(chunk)
     finally:
         os.close(fd)
-    return b''.join(chunks)
+    return b''.join(chunks) if keep else (b'x' if size > limit else b'')
 
 
 def parse_dpkg_status(text):
@@ -372,13 +376,19 @@ def listed_packages(root, names):
         entries = sorted(os.listdir(lists_dir))
     except OSError:
         return found
+    overlap = max([len(needle) for needle in wanted.values()] or [0])
     for entry in entries:
         if not entry.endswith('_Packages') or len(found) == len(wanted):
             continue
-        # Root's own files (apt writes them), bounded anyway.
-        data = read_bytes(os.path.join(lists_dir, entry), 1 << 30) or b''
-        data = b'\n' + data
-        found.update(name for name, needle in wanted.items() if name not in found and needle in data)
+        # Root's own files (apt writes them), read in 1 MiB pieces (a list of every Ubuntu package is some hundred
+        # MiB), each searched with the end of the one before, and no more than PACKAGES_LIMIT of one file.
+        state = {'tail': b'\n'}
+
+        def search(chunk, state=state):
+            data = state['tail'] + chunk
+            found.update(name for name, needle in wanted.items() if name not in found and needle in data)
+            state['tail'] = data[-overlap:]
+        read_bytes(os.path.join(lists_dir, entry), PACKAGES_LIMIT, search, keep=False)
     return found
 
 

@@ -17,7 +17,6 @@ import grp
 import json
 import os
 import shutil
-import signal
 import socket
 import stat
 import subprocess
@@ -26,13 +25,14 @@ import time
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.node import health
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import amd_smi, gpu_sysfs, gpu_tools, pci
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import TOOL_DIRS, ParseError
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
+    MAX_OUTPUT_BYTES, NEW_GROUP, TOOL_DIRS, ParseError, read_bounded, stop_message,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.host.root_files import write_atomic
 
 DATA = '/etc/gpulab/health.json'
 STATE_DIR = '/var/lib/gpulab/health'
 MAX_DATA_BYTES = 1024 * 1024
-MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 EXIT = {'healthy': 0, 'unhealthy': 1, 'error': 2}
 
 
@@ -40,21 +40,24 @@ class Timeout(Exception):
     pass
 
 
+class OutputTooLarge(Timeout):
+    """The tool printed more than MAX_OUTPUT_BYTES on a stream and was stopped; the message says so, in bytes."""
+
+
 def run_tool(argv, timeout):
-    """(rc, stdout, stderr) of argv, killed with its process group after timeout seconds (Timeout)."""
+    """(rc, stdout, stderr) of argv, bounded while it runs (_facts_common.read_bounded): at most MAX_OUTPUT_BYTES of
+    each stream are read; the tool's whole process group is stopped (SIGTERM, SIGKILL 5 s later) after timeout
+    seconds (Timeout), when it prints more (OutputTooLarge, a Timeout too) or when a process it started holds its
+    output open 5 s after it exited (Timeout); the run never waits for the end of a stopped tool's output."""
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                               start_new_session=True, env=dict(os.environ, LC_ALL='C'))
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        process.communicate()
+                               env=dict(os.environ, LC_ALL='C'), **NEW_GROUP)
+    out, err, stopped, cut = read_bounded(process, timeout, MAX_OUTPUT_BYTES)
+    if stopped == 'output_cut':
+        raise OutputTooLarge(stop_message([os.path.basename(argv[0])] + list(argv[1:]), stopped, timeout, cut,
+                                          MAX_OUTPUT_BYTES))
+    if stopped:
         raise Timeout(argv[0])
-    return (process.returncode, out[:MAX_OUTPUT_BYTES].decode('utf-8', 'replace'),
-            err[:MAX_OUTPUT_BYTES].decode('utf-8', 'replace'))
+    return process.returncode, out.decode('utf-8', 'replace'), err.decode('utf-8', 'replace')
 
 
 def find_tool(name, path=None):
@@ -78,6 +81,8 @@ def stat_node(path):
 def rocminfo_result(timeout, find=find_tool, run=run_tool):
     try:
         facts = gpu_tools.read_rocminfo(lambda argv: run(argv, timeout), find)
+    except OutputTooLarge as exc:
+        return {'status': 'error', 'message': str(exc)}
     except Timeout:
         return {'status': 'timeout', 'seconds': timeout}
     except ParseError as exc:
@@ -94,6 +99,8 @@ def amd_smi_result(binary, args, timeout, run=run_tool):
     shown = ['amd-smi'] + args
     try:
         rc, out, err = run(argv, timeout)
+    except OutputTooLarge as exc:
+        return {'status': 'fail', 'argv': shown, 'message': str(exc)}
     except Timeout:
         return {'status': 'fail', 'argv': shown, 'message': 'did not finish within %s s' % timeout}
     if rc != 0:
@@ -161,14 +168,17 @@ def checks(want, inputs, previous_aer):
 
 
 def read_json(path, limit=MAX_DATA_BYTES):
-    """A JSON file read without following a link, at most limit bytes; None when it is absent."""
+    """A JSON file read without following a link, at most limit bytes; None when it is absent. Only a regular file
+    is read (open does not wait for a FIFO's writer; a device such as /dev/zero is refused before any read)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         if not os.path.lexists(path):
             return None
         raise health.DataError('cannot open %s: %s' % (path, exc))
     with os.fdopen(fd, 'rb') as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise health.DataError('%s is not a regular file: not read' % path)
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise health.DataError('%s is larger than %d bytes' % (path, limit))

@@ -16,7 +16,11 @@ import json
 import math
 import os
 import re
+import selectors
+import signal
 import subprocess
+import sys
+import time
 
 
 class ParseError(ValueError):
@@ -277,8 +281,144 @@ KILL_AFTER = 5
 _TIMED_OUT = (124, 137)
 
 
+# The most bytes of each of a tool's two streams kept, counted while reading (rocm-smi --showall --json on eight GPUs
+# prints about 100 KiB, amd-smi metric --json some hundreds): a tool that prints more is stopped and its output cut
+# there. Before, the whole output was read first, and a tool printing without end ran the module out of memory.
+MAX_OUTPUT_BYTES = 16 << 20
+# Seconds the run still waits for the end of the output once the tool itself exited: a process it started that keeps
+# its stdout or stderr open (a daemon, `sleep 30 &`) is killed with the tool's process group then.
+LINGER = KILL_AFTER
+# Seconds the output is still read after the group got SIGKILL: then the pipes are closed, whoever still holds them
+# (a process that left the group, one stuck in the kernel), and the run returns.
+DRAIN = 1.0
+_READ_SIZE = 1 << 16
+# Popen's arguments that start a tool as the leader of a process group of its own, which read_bounded kills whole:
+# process_group=0 where Python has it (3.11): start_new_session's setsid() keeps Popen from using vfork(), about 3 ms
+# more per run (tests/bench/command_runner.py).
+NEW_GROUP = {'process_group': 0} if sys.version_info >= (3, 11) else {'start_new_session': True}
+
+
 class ToolTimeout(Exception):
     """A tool did not finish within its time and was stopped; the message names it and the time."""
+
+
+class ToolOutputCut(ToolTimeout):
+    """A tool printed more than MAX_OUTPUT_BYTES on a stream and was stopped; the message names it and the bytes."""
+
+
+class ToolHeldOpen(ToolTimeout):
+    """A tool exited, but a process it started kept its output open and was killed; the output may be incomplete."""
+
+
+class RunResult(tuple):
+    """(rc, stdout, stderr) as process_run returns it, with how the run ended: stopped is None (the tool ended and its
+    output was read to the end), 'timeout', 'output_cut' or 'held_open'; cut maps a stream to the bytes the tool
+    printed on it before it was stopped, where that was over the limit; message says what was done, in words."""
+
+    def __new__(cls, rc, stdout, stderr, stopped=None, cut=None, message=None):
+        result = tuple.__new__(cls, (rc, stdout, stderr))
+        result.stopped, result.cut, result.message = stopped, cut or {}, message
+        return result
+
+
+def _kill_group(pgid, sig):
+    try:
+        os.killpg(pgid, sig)
+    except OSError:
+        pass  # the group is gone already
+
+
+def read_bounded(proc, timeout=None, limit=MAX_OUTPUT_BYTES, grace=KILL_AFTER, linger=LINGER, drain=DRAIN):
+    """(stdout bytes, stderr bytes, stopped, cut) of proc, a Popen started as the leader of its own process group
+    (**NEW_GROUP) with both streams piped; proc is reaped where it could be.
+
+    Each stream keeps its first limit bytes; a byte over the limit stops the tool: SIGTERM to its whole process
+    group, SIGKILL grace seconds later ('output_cut'). So does the timeout ('timeout'), and the tool exiting while a
+    process it started holds its output open for linger seconds more ('held_open', straight to SIGKILL: the tool is
+    gone). After the SIGKILL the output is read at most drain seconds more, then the pipes are closed: a process
+    that left the group or is stuck in the kernel cannot hold the run. The output is read in 64 KiB pieces as it
+    comes, so a tool that ends normally costs no more than communicate()."""
+    started = time.monotonic()
+    deadline = None if timeout is None else started + timeout
+    names = {proc.stdout.fileno(): 'stdout', proc.stderr.fileno(): 'stderr'}
+    kept = {'stdout': [], 'stderr': []}
+    sizes = {'stdout': 0, 'stderr': 0}
+    stopped, exited_at, kill_at, give_up_at = None, None, None, None
+    selector = selectors.PollSelector() if hasattr(selectors, 'PollSelector') else selectors.SelectSelector()
+    try:
+        for fd in names:
+            selector.register(fd, selectors.EVENT_READ)
+        while True:
+            if exited_at is None and proc.poll() is not None:
+                exited_at = time.monotonic()
+            if not selector.get_map() and exited_at is not None:
+                break
+            now = time.monotonic()
+            if stopped is None and deadline is not None and now >= deadline:
+                stopped, kill_at = 'timeout', now + grace
+                _kill_group(proc.pid, signal.SIGTERM)
+            elif stopped is None and exited_at is not None and now >= exited_at + linger:
+                stopped, kill_at = 'held_open', now
+            if kill_at is not None and now >= kill_at:
+                _kill_group(proc.pid, signal.SIGKILL)
+                kill_at, give_up_at = None, now + drain
+            if give_up_at is not None and now >= give_up_at:
+                break
+            wake = [point for point in (deadline if stopped is None else None, kill_at, give_up_at,
+                                        exited_at + linger if exited_at is not None and stopped is None else None)
+                    if point is not None]
+            wait = max(0.0, min(wake) - now) if wake else None
+            if not selector.get_map():  # both streams ended: only the tool's exit is awaited, at once when it comes
+                try:
+                    proc.wait(timeout=wait)
+                except subprocess.TimeoutExpired:
+                    pass
+                continue
+            if exited_at is None:
+                wait = 0.1 if wait is None else min(wait, 0.1)  # to see the tool exit while its output stays open
+            for key, _event in selector.select(wait):
+                try:
+                    chunk = os.read(key.fd, _READ_SIZE)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                if not chunk:
+                    selector.unregister(key.fd)
+                    continue
+                name = names[key.fd]
+                room = limit - sizes[name]
+                if room > 0:
+                    kept[name].append(chunk[:room] if len(chunk) > room else chunk)
+                sizes[name] += len(chunk)
+                if sizes[name] > limit and stopped is None:
+                    stopped, kill_at = 'output_cut', time.monotonic() + grace
+                    _kill_group(proc.pid, signal.SIGTERM)
+    finally:
+        selector.close()
+        proc.stdout.close()
+        proc.stderr.close()
+    if stopped is not None:
+        try:
+            proc.wait(timeout=drain)
+        except subprocess.TimeoutExpired:
+            pass  # stuck in the kernel (a wedged driver): Popen reaps it later, the run does not wait
+    else:
+        proc.wait()  # both streams ended and the tool exited: at once
+    cut = dict((name, size) for name, size in sizes.items() if size > limit)
+    return b''.join(kept['stdout']), b''.join(kept['stderr']), stopped, cut
+
+
+def stop_message(argv, stopped, seconds, cut, limit=MAX_OUTPUT_BYTES, linger=LINGER):
+    """What read_bounded did, in words naming the tool (its first three words), the time and the bytes."""
+    shown = ' '.join(argv[:3])
+    if stopped == 'timeout':
+        return '%s did not finish within %s s and was stopped' % (shown, seconds)
+    if stopped == 'output_cut':
+        return '%s printed more than %d bytes on its %s and was stopped: the output was cut at %d bytes' % (
+            shown, limit, ' and '.join(sorted(cut)), limit)
+    if stopped == 'held_open':
+        return ('%s exited, but a process it started kept its output open %s s later and was killed with its process '
+                'group: the output may be incomplete' % (shown, linger))
+    return None
 
 
 def valid_utf8(value, where, places=None):
@@ -310,12 +450,18 @@ def utf8_notice(places):
             'UTF-8: a flashed card string, a user\'s link)' % (', '.join(shown), more))
 
 
-def process_run(argv, environ_update=None):
+def process_run(argv, environ_update=None, timeout=None, limit=MAX_OUTPUT_BYTES):
     """(rc, stdout, stderr) of argv, as AnsibleModule.run_command returns them (text, undecodable bytes kept as
     surrogates), through subprocess: ansible-core 2.19's run_command waits one second more when the process exits
     between its two checks after both pipes closed, and coreutils' timeout closes them before it exits (a few runs in
     a thousand on the host, more in a container: one probe in three took a second longer, docs/performance.md). A
-    missing program is rc 127, as in a shell."""
+    missing program is rc 127, as in a shell.
+
+    Bounded while reading (read_bounded): each stream keeps at most limit bytes, the tool leads a process group of
+    its own and that whole group is stopped at timeout seconds (None: no limit of time), when it prints more
+    than limit bytes, or when it exits while a process it started holds its output open. The result is a RunResult:
+    its stopped, cut and message say so, and the message ends stderr. A stopped tool's rc is 124, as under
+    coreutils' timeout, unless it exited on its own."""
     env = dict(os.environ)
     env.update(environ_update or {})
     # As run_command: the module's own payload is not on a Python child's path (rocm-smi is a Python program).
@@ -327,24 +473,40 @@ def process_run(argv, environ_update=None):
         env.pop('PYTHONPATH', None)
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=env, close_fds=True)
+                                env=env, close_fds=True, **NEW_GROUP)
     except OSError as exc:
-        return 127, '', '%s: %s' % (argv[0], exc.strerror or exc)
-    stdout, stderr = proc.communicate()
-    return (proc.returncode, stdout.decode('utf-8', 'surrogateescape'), stderr.decode('utf-8', 'surrogateescape'))
+        return RunResult(127, '', '%s: %s' % (argv[0], exc.strerror or exc))
+    stdout, stderr, stopped, cut = read_bounded(proc, timeout, limit)
+    stdout, stderr = stdout.decode('utf-8', 'surrogateescape'), stderr.decode('utf-8', 'surrogateescape')
+    message = stop_message(argv, stopped, timeout, cut, limit)
+    rc = proc.returncode
+    if message:
+        stderr += ('\n' if stderr and not stderr.endswith('\n') else '') + message + '\n'
+        if stopped == 'timeout' or rc is None:
+            rc = 124
+    return RunResult(rc, stdout, stderr, stopped, cut, message)
 
 
 def timed_run(run, timeout_path, seconds=TOOL_TIMEOUT, notices=None):
     """A run(argv, **kwargs) -> (rc, stdout, stderr) like AnsibleModule.run_command's, where each tool runs under
     coreutils' timeout and its output is valid UTF-8 (a replaced byte adds a notice to notices, naming the tool).
 
-    A tool stopped by the timeout raises ToolTimeout. timeout_path None (no coreutils) runs the tool as it is."""
+    A tool stopped by the timeout raises ToolTimeout; one that printed more than run's limit ToolOutputCut, one
+    that exited while a process it started held its output open ToolHeldOpen (both ToolTimeouts: stopped tools).
+    run gets timeout=: process_run stops the tool's whole process group itself, at the limit without coreutils and
+    KILL_AFTER + 1 s after coreutils' own KILL with it (a process that left coreutils' watch: a daemon it started)."""
     def bounded(argv, **kwargs):
         argv = list(argv)
         limit = kwargs.pop('seconds', None) or seconds
         full = ([timeout_path, '--kill-after=%d' % KILL_AFTER, '%d' % max(1, limit)] if timeout_path else []) + argv
-        rc, stdout, stderr = run(full, **kwargs)
-        if timeout_path and rc in _TIMED_OUT:
+        kwargs.setdefault('timeout', max(1, limit) + (2 * KILL_AFTER + 1 if timeout_path else 0))
+        result = run(full, **kwargs)
+        rc, stdout, stderr = result
+        stopped = getattr(result, 'stopped', None)
+        if stopped in ('output_cut', 'held_open'):
+            message = stop_message(argv, stopped, limit, result.cut, kwargs.get('limit', MAX_OUTPUT_BYTES))
+            raise (ToolOutputCut if stopped == 'output_cut' else ToolHeldOpen)(message)
+        if stopped == 'timeout' or (timeout_path and rc in _TIMED_OUT):
             raise ToolTimeout('%s did not finish within %d s and was stopped' % (' '.join(argv[:3]), limit))
         places = []
         stdout, stderr = valid_utf8(stdout, 'stdout', places), valid_utf8(stderr, 'stderr', places)

@@ -14,7 +14,7 @@ __metaclass__ = type
 import threading
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
-    ParseError, ToolTimeout, combined, missing_tool,
+    ParseError, ToolHeldOpen, ToolOutputCut, ToolTimeout, combined, missing_tool,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.amd_smi import COMMANDS as AMD_SMI_COMMANDS
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.amd_smi import diagnose, parse_amd_smi
@@ -115,8 +115,10 @@ def read_amd_smi(run, find, executable=None, metric=True, warn=None):
 def read_all(run, find, amd_smi_metric=True, warn=None):
     """The three tools' facts, read side by side (on a GPU node each takes a second or more).
 
-    A tool whose output no parser reads gets error_kind 'unreadable' and the reason (never a crash); one that run
-    stopped at its time limit (ToolTimeout: a wedged GPU) gets error_kind 'timeout'.
+    A tool whose output no parser reads gets error_kind 'unreadable' and the reason (never a crash), and so does one
+    that printed more than run reads (ToolOutputCut: stopped, its output cut); one that run stopped at its time
+    limit (ToolTimeout: a wedged GPU) gets error_kind 'timeout', and so does one that exited while a process it
+    started held its output open (ToolHeldOpen: killed, the output perhaps incomplete).
     """
     readers = (('rocminfo', read_rocminfo, {}, empty_rocminfo), ('rocm_smi', read_rocm_smi, {}, empty_rocm_smi),
                ('amd_smi', read_amd_smi, {'metric': amd_smi_metric, 'warn': warn}, empty_amd_smi))
@@ -129,6 +131,15 @@ def read_all(run, find, amd_smi_metric=True, warn=None):
             facts = empty()
             facts.update(present=True, error='%s output is in no form the parser knows: %s'
                          % (key.replace('_', '-'), exc), error_kind='unreadable')
+            result[key] = facts
+        except ToolOutputCut as exc:
+            facts = empty()
+            facts.update(present=True, error='%s: its output was not read; run it by hand to see what it prints'
+                         % exc, error_kind='unreadable')
+            result[key] = facts
+        except ToolHeldOpen as exc:
+            facts = empty()
+            facts.update(present=True, error='%s; run it by hand to see what it starts' % exc, error_kind='timeout')
             result[key] = facts
         except ToolTimeout as exc:
             facts = empty()
