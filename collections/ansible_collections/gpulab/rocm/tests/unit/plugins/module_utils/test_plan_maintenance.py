@@ -301,3 +301,20 @@ def test_a_step_leaves_someone_elses_drain_alone_and_says_why():
     assert 'during the wait (admin: fan swap)' in pm.left_alone_message('gpu01', admin['Reason'], 'wait')
     assert pm.left_alone_message('gpu01', '', 'resume').startswith(
         'gpu01 is not drained for maintenance any more (someone resumed it): not resumed')
+
+
+def test_rocm_slurm_writes_an_owned_reboot_program_line_that_the_maintenance_reads():
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_slurm, slurm_files
+    lab = 'ClusterName=lab\nRebootProgram=/opt/lab/reboot\nNodeName=gpu01 Gres=gpu:mi250x:2 State=UNKNOWN\n'
+    record = {'name': 'gpu01', 'gres': 'gpu:mi250x:2'}
+    wanted = {'health_check': False, 'reboot_program': '/usr/sbin/reboot'}
+    conf = slurm_files.edit_slurm_conf(lab, [record], slurm_files.owned_lines(wanted))
+    assert 'RebootProgram=/usr/sbin/reboot' + slurm_files.OWNED_LINE in conf.splitlines()
+    assert pm.reboot_program({'files': {'slurm.conf': {'type': 'file', 'content': conf}}}) == '/usr/sbin/reboot'
+    # off again: our line goes, a lab's own line stays
+    assert 'RebootProgram' not in slurm_files.edit_slurm_conf(conf, [record], slurm_files.owned_lines({}))
+    assert 'RebootProgram=/opt/lab/reboot' in slurm_files.edit_slurm_conf(lab, [record], slurm_files.owned_lines({}))
+    problems = plan_slurm.check_cluster({'cluster_name': 'lab', 'partition': 'gpu', 'slurmctld_port': 6817,
+                                         'slurmd_port': 6818, 'reboot_program': 'reboot now'})
+    assert problems == ["rocm_slurm_reboot_program must be an absolute path without spaces, \"#\" or quotes "
+                        "(slurm.conf RebootProgram, e.g. /usr/sbin/reboot), or empty for none, got 'reboot now'"]
