@@ -15,10 +15,10 @@ description:
   - The steps of C(playbooks/upgrade.yml) on a Slurm node (docs/health.md, "Maintenance"), run on the node itself
     with C(scontrol) and C(squeue), each call with a timeout. The decisions are in
     C(module_utils/planning/plan_maintenance.py); the maintenance phase of C(gpulab.rocm.plan) says which steps a node gets.
-  - Every step reads the node from Slurm right before it acts (C(sinfo --json), whose reason is a JSON string of its
+  - 'Every step reads the node from Slurm right before it acts (C(sinfo --json), whose reason is a JSON string of its
     own; else C(scontrol show node -o), whose reason is read as the last field and never split into fields). A node
-    drained or down with a reason that is not ours (not C(gpulab: maintenance:)) is an admin's (or the health
-    check's): no step drains it again, reboots it or resumes it; the step changes nothing, warns and says why.
+    drained or down with a reason that is not ours (not C(gpulab: maintenance:)) is an admin''s (or the health
+    check''s): no step drains it again, reboots it or resumes it; the step changes nothing, warns and says why.'
   - 'O(action=drain) sets the node to DRAIN with O(reason) (it must start with C(gpulab: maintenance:)).'
   - O(action=wait) polls the node's running jobs until none is left, and fails after O(timeout) seconds with a
     message that names the node and the jobs and says what was changed (only the drain). It reads the node again
