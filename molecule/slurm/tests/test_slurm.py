@@ -463,3 +463,86 @@ def test_an_upgrade_never_resumes_an_admins_drain(host):
     assert drained(host).get(N1) == "admin: fan swap" and N2 not in drained(host), drained(host)
     host.check_output("scontrol update NodeName=%s State=RESUME" % N1)
     assert wait_until(lambda: N1 not in drained(host)), drained(host)
+
+
+# --- maintenance overrides no admin (issue 38): each step reads the node first, our own drains are finished ---------
+
+def step(name, action, reason=None):
+    extra = {"gpulab_step": action}
+    if reason:
+        extra["gpulab_step_reason"] = reason
+    return runs.playbook("molecule/slurm/maintenance_step.yml", name, extra_vars=extra)
+
+
+def test_our_own_drain_left_by_a_run_is_finished_when_nothing_is_left_to_change(host):
+    # health.json holds rocminfo_timeout 20 from the test before: upgrade(20) has nothing to change on the nodes
+    assert step(N2, "drain").rc == 0
+    assert drained(host).get(N2) == "gpulab: maintenance: upgrade", drained(host)
+    run = upgrade(20)
+    assert run.rc == 0, run
+    assert ("%s is drained by an earlier maintenance (gpulab: maintenance: upgrade) and nothing is left to change: "
+            "its health check runs, then it is resumed" % N2) in said(run), run
+    assert "nothing to change on %s: not drained" % N1 in said(run), run
+    assert wait_until(lambda: N2 not in drained(host)), drained(host)
+
+
+def test_an_admins_drain_during_the_job_wait_is_neither_rebooted_nor_resumed(host):
+    import threading
+    job = host.check_output("sbatch --parsable -w %s --wrap 'sleep 20'" % N2).strip().split(";")[0]
+    assert wait_until(lambda: job_field(host, job, "JobState") == "RUNNING", 20), job_field(host, job, "JobState")
+    result = {}
+    play = threading.Thread(target=lambda: result.update(run=upgrade(25)))
+    play.start()
+    try:
+        # the play drained n2 and waits for the job: the admin drains it with their own reason
+        assert wait_until(lambda: (drained(host).get(N2) or "").startswith("gpulab: maintenance:"), 60), drained(host)
+        host.check_output("scontrol update NodeName=%s State=DRAIN Reason='admin: fan swap'" % N2)
+    finally:
+        play.join()
+    run = result["run"]
+    try:
+        assert run.rc == 0, run
+        text = said(run)
+        assert "%s was drained by someone else during the wait (admin: fan swap)" % N2 in text, run
+        assert "%s is drained by someone else (admin: fan swap): the reason is kept" % N2 in text, run
+        assert "resume step left it alone" in text, run
+        assert drained(host).get(N2) == "admin: fan swap", drained(host)
+        assert (job_field(host, job, "JobState"), job_field(host, job, "ExitCode")) == ("COMPLETED", "0:0")
+    finally:
+        host.check_output("scontrol update NodeName=%s State=RESUME" % N2)
+    assert wait_until(lambda: N2 not in drained(host)), drained(host)
+
+
+REBOOT_STANDIN = "/usr/local/sbin/gpulab-test-reboot"
+REBOOT_SEEN = "/var/tmp/gpulab-test-reboot-requested"
+
+
+def test_the_reboot_step_runs_slurms_reboot_program_only_for_our_drain(host):
+    """A RebootProgram stand-in that records the request (never a real reboot): rocm_slurm writes the owned line,
+    slurm_maintenance's reboot asks Slurm, and slurmd runs the program on the node."""
+    for name in (N1, N2):
+        node(name).check_output("printf '#!/bin/sh\\ndate +%%s >> %s\\n' > %s && chmod 0755 %s && rm -f %s"
+                                % (REBOOT_SEEN, REBOOT_STANDIN, REBOOT_STANDIN, REBOOT_SEEN))
+    run = runs.playbook("playbooks/slurm.yml", HOSTS, extra_vars=dict(HEALTH_ON, rocm_slurm_reboot_program=REBOOT_STANDIN))
+    assert run.rc == 0, run
+    assert "RebootProgram=%s  # gpulab.rocm (role rocm_slurm)" % REBOOT_STANDIN in \
+        host.file("/etc/slurm/slurm.conf").content_string.splitlines()
+    try:
+        # an admin's drain: the step reads the node, changes nothing and says why
+        host.check_output("scontrol update NodeName=%s State=DRAIN Reason='admin: fan swap'" % N1)
+        alone = step(N1, "reboot")
+        assert alone.rc == 0 and alone.changed(N1) == 0, alone
+        assert "is drained by someone else (admin: fan swap)" in said(alone), alone
+        assert drained(host).get(N1) == "admin: fan swap", drained(host)
+        # our drain: rebooted through Slurm, which runs the stand-in on the node
+        assert step(N2, "drain").rc == 0
+        run = step(N2, "reboot")
+        assert run.rc == 0 and run.changed(N2) == 1, run
+        assert wait_until(lambda: node(N2).file(REBOOT_SEEN).exists, 30), drained(host)
+        assert (drained(host).get(N2) or "").startswith("gpulab: maintenance: reboot"), drained(host)
+        assert not node(N1).file(REBOOT_SEEN).exists
+    finally:
+        # no real reboot comes: give both nodes back (a node whose reboot was issued resumes from DOWN)
+        host.run("scontrol update NodeName=%s State=DOWN Reason='gpulab test: reboot stand-in done'" % N2)
+        host.run("scontrol update NodeName=%s,%s State=RESUME" % (N1, N2))
+    assert wait_until(lambda: N1 not in drained(host) and N2 not in drained(host)), drained(host)

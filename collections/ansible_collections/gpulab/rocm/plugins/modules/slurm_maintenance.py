@@ -15,11 +15,18 @@ description:
   - The steps of C(playbooks/upgrade.yml) on a Slurm node (docs/health.md, "Maintenance"), run on the node itself
     with C(scontrol) and C(squeue), each call with a timeout. The decisions are in
     C(module_utils/planning/plan_maintenance.py); the maintenance phase of C(gpulab.rocm.plan) says which steps a node gets.
+  - 'Every step reads the node from Slurm right before it acts (C(sinfo --json), whose reason is a JSON string of its
+    own; else C(scontrol show node -o), whose reason is read as the last field and never split into fields). A node
+    drained or down with a reason that is not ours (not C(gpulab: maintenance:)) is an admin''s (or the health
+    check''s): no step drains it again, reboots it or resumes it; the step changes nothing, warns and says why.'
   - 'O(action=drain) sets the node to DRAIN with O(reason) (it must start with C(gpulab: maintenance:)).'
   - O(action=wait) polls the node's running jobs until none is left, and fails after O(timeout) seconds with a
-    message that names the node and the jobs and says what was changed (only the drain).
+    message that names the node and the jobs and says what was changed (only the drain). It reads the node again
+    at the end and says when someone else drained it meanwhile (the later steps then leave it alone).
   - 'O(action=reboot) runs C(scontrol reboot ASAP nextstate=DOWN reason="gpulab: maintenance: reboot") for the node
-    and returns the boot id it had; O(action=booted) says whether the boot id differs from O(boot_id).'
+    and returns the boot id it had, only for a node drained by our maintenance; O(action=booted) says whether the
+    boot id differs from O(boot_id). slurm.conf needs a C(RebootProgram) (rocm_slurm_reboot_program): the
+    maintenance plan refuses the reboot before any change where it has none.'
   - 'O(action=resume) runs the health check O(health_program) and resumes the node only when the check passes and
     the node''s reason starts with C(gpulab: maintenance:); a failing check leaves it drained and fails the host.'
   - In check mode nothing is run but C(squeue) and C(scontrol show node); the result says what would be done.
@@ -92,6 +99,20 @@ resumed:
   description: Whether the node was resumed (or would be, in check mode).
   returned: action is resume
   type: bool
+left_alone:
+  description: The node is drained or down with a reason that is not ours (an admin's, the health check's), so the
+    step did nothing to it (O(action=drain), O(action=reboot), O(action=resume)), or, for O(action=wait), someone
+    else drained it during the wait.
+  returned: always
+  type: bool
+reason:
+  description: The node's reason as Slurm gave it when the step read it last ('' for none).
+  returned: when the step read the node
+  type: str
+rebooted:
+  description: Whether the reboot was asked of Slurm (or would be, in check mode).
+  returned: action is reboot
+  type: bool
 why:
   description: The reason of the step's decision.
   returned: always
@@ -104,7 +125,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_maintenance as pm
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import process_run
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import parse_scontrol_nodes
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import read_node
 
 BOOT_ID = '/proc/sys/kernel/random/boot_id'
 CALL_TIMEOUT = 30
@@ -115,12 +136,13 @@ def run(module, argv, seconds=CALL_TIMEOUT):
     return process_run(['timeout', str(seconds)] + argv)
 
 
-def show(module, scontrol, name):
-    rc, out, err = run(module, [scontrol, 'show', 'node', '-o', name])
-    found = [entry for entry in parse_scontrol_nodes(out) if entry.get('NodeName') == name]
-    if rc != 0 or not found:
-        module.fail_json(msg='scontrol show node %s failed (rc %s): %s' % (name, rc, (err or out).strip()[-300:]))
-    return found[0]
+def show(module, tools, name):
+    """The node as Slurm shows it now: {'NodeName', 'State', 'Reason', ...}; fails the host where Slurm does not
+    answer."""
+    entry, _how, error = read_node(lambda argv: run(module, argv), name, tools['scontrol'], tools['sinfo'])
+    if error:
+        module.fail_json(msg=error)
+    return entry
 
 
 def jobs(module, squeue, name):
@@ -134,6 +156,13 @@ def jobs(module, squeue, name):
 def boot_id():
     with open(BOOT_ID) as handle:
         return handle.read(64).strip()
+
+
+def leave_alone(module, name, entry, step, **result):
+    """The node is someone else's (pm.taken): change nothing, warn, and say why."""
+    why = pm.left_alone_message(name, entry.get('Reason'), step)
+    module.warn(why)
+    module.exit_json(changed=False, left_alone=True, reason=pm.own_reason(entry.get('Reason')), why=why, **result)
 
 
 def main():
@@ -152,66 +181,91 @@ def main():
         module.fail_json(msg='node %r is not a Slurm node name' % name)
     if action == 'booted':
         now = boot_id()
-        module.exit_json(changed=False, booted=now != params['boot_id'], boot_id=now, why='boot id %s' % now)
+        module.exit_json(changed=False, left_alone=False, booted=now != params['boot_id'], boot_id=now,
+                         why='boot id %s' % now)
     if not params['reason'].startswith(pm.MARK) or '\n' in params['reason'] or len(params['reason']) > 200:
         module.fail_json(msg='reason must start with %r and be one line of at most 200 characters' % pm.MARK)
-    scontrol = module.get_bin_path('scontrol', required=True, opt_dirs=['/usr/sbin'])
+    tools = {'scontrol': module.get_bin_path('scontrol', required=True, opt_dirs=['/usr/sbin']),
+             'sinfo': module.get_bin_path('sinfo')}
     check = module.check_mode
 
     if action == 'drain':
-        entry = show(module, scontrol, name)
-        if pm.own_reason(entry.get('Reason')) == params['reason'] and pm.flags(entry.get('State')) & pm.DRAINED:
-            module.exit_json(changed=False, why='drained already with reason %s' % params['reason'])
+        entry = show(module, tools, name)
+        if pm.taken(entry):
+            leave_alone(module, name, entry, 'drain')
+        reason = pm.own_reason(entry.get('Reason'))
+        if pm.is_drained(entry) and reason.startswith(pm.MARK):
+            module.exit_json(changed=False, left_alone=False, reason=reason,
+                             why='drained for maintenance already (%s)' % reason)
         if not check:
-            rc, out, err = run(module, [scontrol, 'update', 'NodeName=%s' % name, 'State=DRAIN',
+            rc, out, err = run(module, [tools['scontrol'], 'update', 'NodeName=%s' % name, 'State=DRAIN',
                                         'Reason=%s' % params['reason']])
             if rc != 0:
                 module.fail_json(msg='scontrol update %s State=DRAIN failed: %s' % (name, (err or out).strip()))
-        module.exit_json(changed=True, why='drained %s: %s' % (name, params['reason']))
+        module.exit_json(changed=True, left_alone=False, reason=reason,
+                         why='drained %s: %s' % (name, params['reason']))
 
     if action == 'wait':
-        squeue = module.get_bin_path('squeue', required=True, opt_dirs=['/usr/bin'])
+        squeue = module.get_bin_path('squeue', required=True)
         started = time.time()
         running = jobs(module, squeue, name)
         while running and not check and time.time() - started < params['timeout']:
             time.sleep(max(1, min(params['poll'], params['timeout'] - (time.time() - started))))
             running = jobs(module, squeue, name)
         waited = int(time.time() - started)
+        entry = show(module, tools, name)
+        reason = pm.own_reason(entry.get('Reason'))
         if running and not check:
-            module.fail_json(msg=pm.timeout_message(module.params['node'], name, running, params['timeout'],
-                                                    pm.own_reason(show(module, scontrol, name).get('Reason'))),
-                             jobs=running, waited=waited)
+            module.fail_json(msg=pm.timeout_message(name, name, running, params['timeout'], reason),
+                             jobs=running, waited=waited, reason=reason, left_alone=pm.taken(entry))
         why = ('check mode: would wait for %s' % pm.describe_jobs(running)) if running else (
             'no job runs on %s (waited %d s)' % (name, waited))
-        module.exit_json(changed=False, jobs=running, waited=waited, why=why)
+        if pm.taken(entry):
+            why += '; ' + pm.left_alone_message(name, entry.get('Reason'), 'wait')
+            module.warn(why)
+        module.exit_json(changed=False, jobs=running, waited=waited, reason=reason, left_alone=pm.taken(entry),
+                         why=why)
 
     if action == 'reboot':
         before = boot_id()
+        entry = show(module, tools, name)
+        if pm.taken(entry) or not pm.own_reason(entry.get('Reason')).startswith(pm.MARK):
+            leave_alone(module, name, entry, 'reboot', boot_id=before, rebooted=False)
         if not check:
-            rc, out, err = run(module, [scontrol, 'reboot', 'ASAP', 'nextstate=DOWN', 'reason=%s' % pm.REBOOT_REASON,
-                                        name])
+            rc, out, err = run(module, [tools['scontrol'], 'reboot', 'ASAP', 'nextstate=DOWN',
+                                        'reason=%s' % pm.REBOOT_REASON, name])
             if rc != 0:
                 module.fail_json(msg='scontrol reboot %s failed: %s' % (name, (err or out).strip()))
-        module.exit_json(changed=True, boot_id=before, why='scontrol reboot ASAP nextstate=DOWN %s' % name)
+        module.exit_json(changed=True, left_alone=False, boot_id=before, rebooted=True,
+                         reason=pm.own_reason(entry.get('Reason')),
+                         why='scontrol reboot ASAP nextstate=DOWN %s' % name)
 
-    # resume
+    # resume: the check first, then the node as it is now, then the decision
     if check:
-        entry = show(module, scontrol, name)
+        entry = show(module, tools, name)
+        if pm.taken(entry):
+            leave_alone(module, name, entry, 'resume', resumed=False)
         why = 'check mode: the health check runs after the change (node now %s, reason %s)' % (
-            entry.get('State'), entry.get('Reason'))
-        module.exit_json(changed=False, resumed=False, why=why)
+            entry.get('State'), pm.own_reason(entry.get('Reason')) or 'none')
+        module.exit_json(changed=False, resumed=False, left_alone=False, reason=pm.own_reason(entry.get('Reason')),
+                         why=why)
     rc, out, err = run(module, [params['health_program']], 120)
     summary = ' '.join((out or err or '').split())[:300] or 'no output'
-    entry = show(module, scontrol, name)
+    entry = show(module, tools, name)
+    if pm.taken(entry):
+        leave_alone(module, name, entry, 'resume', resumed=False)
     resume, why = pm.resume_decision(entry.get('State'), entry.get('Reason'), rc, summary)
     if resume:
-        rc, out, err = run(module, [scontrol, 'update', 'NodeName=%s' % name, 'State=RESUME'])
+        rc, out, err = run(module, [tools['scontrol'], 'update', 'NodeName=%s' % name, 'State=RESUME'])
         if rc != 0:
             module.fail_json(msg='scontrol update %s State=RESUME failed: %s' % (name, (err or out).strip()))
-        module.exit_json(changed=True, resumed=True, why=why)
+        module.exit_json(changed=True, resumed=True, left_alone=False, reason=pm.own_reason(entry.get('Reason')),
+                         why=why)
     if pm.own_reason(entry.get('Reason')).startswith(pm.MARK):
-        module.fail_json(msg='%s: %s' % (name, why), resumed=False)
-    module.exit_json(changed=False, resumed=False, why=why)
+        module.fail_json(msg='%s: %s' % (name, why), resumed=False, left_alone=False,
+                         reason=pm.own_reason(entry.get('Reason')))
+    module.exit_json(changed=False, resumed=False, left_alone=False, reason=pm.own_reason(entry.get('Reason')),
+                     why=why)
 
 
 if __name__ == '__main__':

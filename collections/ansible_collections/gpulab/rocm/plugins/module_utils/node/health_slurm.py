@@ -30,7 +30,7 @@ import sys
 import time
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.node import health, health_run
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import parse_scontrol_nodes
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import slurm_conf
 
 MARK = 'gpulab:'
 HEALTH_MARK = 'gpulab: health:'
@@ -115,6 +115,14 @@ def node_name(defaults='/etc/default/slurmd'):
     return socket.gethostname().split('.')[0]
 
 
+def read_node(runner, find, scontrol, name):
+    """([the node as Slurm shows it now], error): sinfo --json where Slurm has it (the reason a JSON string of its
+    own), else scontrol show node -o with the reason read as its last field, never split (slurm_conf.read_node): no
+    text of a reason decides the state this program acts on. Read right before the drain or resume."""
+    entry, _how, error = slurm_conf.read_node(lambda argv: runner(argv, 15), name, scontrol, find('sinfo'))
+    return ([entry] if entry else []), error
+
+
 def main(argv=None, runner=health_run.run_tool, find=health_run.find_tool, now=None):
     """gpulab-slurm-health: exit 0 whatever happens (an error is logged on stderr; the node's state stays as it
     is), as slurmd expects of its HealthCheckProgram."""
@@ -140,14 +148,12 @@ def _check_and_set(argv, runner, find, now):
         health_run.say('gpulab-slurm-health: scontrol not found: node %s not drained or resumed' % name, sys.stderr)
         return 0
     try:
-        rc, out, err = runner([scontrol, 'show', 'node', '-o', name], 15)
+        nodes, error = read_node(runner, find, scontrol, name)
     except health_run.Timeout:
         health_run.say('gpulab-slurm-health: scontrol show node did not answer', sys.stderr)
         return 0
-    nodes = [node for node in parse_scontrol_nodes(out) if node.get('NodeName') == name]
-    if rc != 0 or not nodes:
-        health_run.say('gpulab-slurm-health: Slurm does not know node %s: %s' % (name, (err or out).strip()[:200]),
-                       sys.stderr)
+    if error:
+        health_run.say('gpulab-slurm-health: Slurm does not know node %s: %s' % (name, error[:200]), sys.stderr)
         return 0
     path = os.path.join(state_dir, STATE_FILE)
     try:

@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import re
 
 # The Slurm GRES type of an AMD GPU, from its PCI device id (and revision where one id is several products):
@@ -129,20 +130,85 @@ def get(pairs, key):
     return None
 
 
+# The fields of `scontrol show node -o` whose values are free text set by an admin, in the order Slurm prints them,
+# after every other field (Slurm 22.05 node_info.c): Reason (with the " [user@time]" Slurm appends), then Comment and
+# Extra where set. From the first of them on, a line is never split into fields: a reason such as
+# "fan swap State=IDLE" is the reason, never the node's state.
+_FREE_TEXT = re.compile(r' (?:Reason|Comment|Extra)=')
+_REASON_STAMP = re.compile(r' \[[^\[\]@ ]*@[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\]')
+
+
 def parse_scontrol_nodes(text):
     """`scontrol show node -o`: one node per line, KEY=VALUE words (a value may hold spaces, as OS= does) ->
-    [{key: value}]. Lines that do not start with NodeName= are skipped (errors go to stderr)."""
+    [{key: value}]. Lines that do not start with NodeName= are skipped (errors go to stderr).
+
+    The free text at the end (Reason, Comment, Extra) is read as Slurm prints it and never split: Reason is the text
+    after the first " Reason=" up to its " [user@time]" stamp (kept in the value), Comment the rest."""
     nodes = []
     for line in (text or '').splitlines():
         line = line.strip()
         if not line.startswith('NodeName='):
             continue
+        free = _FREE_TEXT.search(line)
+        head, tail = (line[:free.start()], line[free.start() + 1:]) if free else (line, '')
         fields = {}
-        for part in re.split(r' (?=[A-Za-z][A-Za-z0-9_/:]*=)', line):
+        for part in re.split(r' (?=[A-Za-z][A-Za-z0-9_/:]*=)', head):
             key, _sep, value = part.partition('=')
+            fields[key] = value
+        if tail.startswith('Reason='):
+            stamp = _REASON_STAMP.search(tail)
+            end = stamp.end() if stamp else len(tail)
+            fields['Reason'] = tail[len('Reason='):end]
+            tail = tail[end:].lstrip()
+        if tail:
+            key, _sep, value = tail.partition('=')
             fields[key] = value
         nodes.append(fields)
     return nodes
+
+
+def parse_node_json(text, name):
+    """`sinfo --json` (Slurm 21.08 to 23.02: {"nodes": [...]}) or `scontrol --json show node` (23.02 on) -> the entry
+    of node name as parse_scontrol_nodes gives it ({'NodeName', 'State', 'Reason'}, State as 'IDLE+DRAIN'), or None
+    where the text is not that JSON or does not list the node. The reason is its own JSON string: no text of it can
+    be taken for the state."""
+    start = (text or '').find('{')
+    try:
+        data = json.loads(text[start:]) if start >= 0 else None
+    except ValueError:
+        return None
+    nodes = data.get('nodes') if isinstance(data, dict) else None
+    if not isinstance(nodes, list):
+        return None
+    for entry in nodes:
+        if not isinstance(entry, dict) or entry.get('name') != name:
+            continue
+        state = entry.get('state')
+        words = list(state) if isinstance(state, list) else [state] if isinstance(state, str) else []
+        flags = entry.get('state_flags')
+        words += [flag for flag in flags if isinstance(flag, str)] if isinstance(flags, list) else []
+        reason = entry.get('reason')
+        return {'NodeName': name, 'State': '+'.join(word.upper() for word in words if word),
+                'Reason': reason if isinstance(reason, str) else ''}
+    return None
+
+
+def read_node(call, name, scontrol, sinfo=None):
+    """Slurm's view of one node, read now: (entry, how, error). call(argv) -> (rc, stdout, stderr).
+
+    The JSON of `sinfo --json` first (Slurm 22.05 has it: scontrol's --json came in 23.02), where the node's reason
+    is a string of its own; else `scontrol show node -o NAME` (parse_scontrol_nodes, reason as the last field)."""
+    if sinfo:
+        rc, out, _err = call([sinfo, '--json', '-n', name])
+        entry = parse_node_json(out, name) if rc == 0 else None
+        if entry is not None:
+            return entry, 'sinfo --json', None
+    rc, out, err = call([scontrol, 'show', 'node', '-o', name])
+    found = [entry for entry in parse_scontrol_nodes(out) if entry.get('NodeName') == name]
+    if rc != 0 or not found:
+        return None, 'scontrol show node -o', 'scontrol show node %s failed (rc %s): %s' % (
+            name, rc, ((err or out) or '').strip()[-300:])
+    return found[0], 'scontrol show node -o', None
 
 
 def gres_of(fields):

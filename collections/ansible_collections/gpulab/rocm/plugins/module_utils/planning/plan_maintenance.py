@@ -16,6 +16,7 @@ import re
 from ansible_collections.gpulab.rocm.plugins.module_utils.node.health_slurm import (
     _DRAINED as DRAINED, _SLURMD_N, flags, own_reason,
 )
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import slurm_conf
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 # The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
@@ -163,13 +164,30 @@ def _decide(node, wanted, stack):
                         % (name, state.get('error') or 'not in scontrol show node'))
     changing = [phase for phase in (node.get('pass') or {}).get('order') or []
                 if phase != 'maintenance' and ((node.get('pass') or {}).get('changes') or {}).get(phase)]
-    if not changing:
+    current = own_reason(found[0].get('Reason'))
+    drained = bool(flags(found[0].get('State')) & DRAINED)
+    if not changing and not (drained and current.startswith(MARK)):
         result['why'] = 'nothing to change on %s: not drained' % name
+        return result
+    if not changing:
+        # Our own drain that an earlier run left (stopped at its bound, or killed): finished now, though nothing
+        # is left to change (docs/health.md).
+        reboot = _reboot_left_to_slurm(node) and not controller
+        if reboot:
+            _needs_reboot_program(slurm, name)
+        result.update(wait=reboot, resume=True, reboot=reboot)
+        result.change('resume Slurm node %s after its health check' % name,
+                      'it is drained by an earlier maintenance (%s) that did not finish' % current)
+        result['why'] = ('%s is drained by an earlier maintenance (%s) and nothing is left to change: %sits health '
+                         'check runs, then it is resumed' % (name, current, 'its jobs are waited for, it is rebooted '
+                                                             'through Slurm, ' if reboot else ''))
+        if reboot:
+            result.change('reboot %s through Slurm (scontrol reboot ASAP nextstate=DOWN)' % name,
+                          'the driver\'s reboot is pending; the node comes back DOWN and is resumed after its '
+                          'health check')
         return result
     reboot = _reboot_left_to_slurm(node)
     result['wait'] = True
-    current = own_reason(found[0].get('Reason'))
-    drained = bool(flags(found[0].get('State')) & DRAINED)
     what = ', '.join(changing)
     if drained and current.startswith(MARK):
         result.update(resume=True, why='%s is drained for maintenance already (%s): its jobs are waited for, then %s '
@@ -196,9 +214,65 @@ def _decide(node, wanted, stack):
         result.warn('the driver change needs a reboot that the play leaves to you: ' + result['why'])
     result['reboot'] = reboot
     if result['reboot']:
+        _needs_reboot_program(slurm, name)
         result.change('reboot %s through Slurm (scontrol reboot ASAP nextstate=DOWN)' % name,
                       'the driver changed; the node comes back DOWN and is resumed after its health check')
     return result
+
+
+def reboot_program(slurm):
+    """slurm.conf's RebootProgram as the probe read the file (section slurm), '' where it sets none, None where the
+    probe found no slurm.conf."""
+    conf = ((slurm.get('files') or {}).get('slurm.conf') or {})
+    if conf.get('type', 'file') != 'file' or conf.get('content') is None:
+        return None
+    value = ''
+    for line in conf['content'].splitlines():
+        words, _comment = slurm_conf.split_line(line)
+        value = slurm_conf.get(slurm_conf.words_to_dict(words[:1]), 'RebootProgram') or value
+    return value
+
+
+def _needs_reboot_program(slurm, name):
+    """A reboot through Slurm runs slurm.conf's RebootProgram: without one, scontrol reboot asks for a reboot that
+    never comes and the play waits its whole rocm_maintenance_reboot_timeout. Refused before any change."""
+    program = reboot_program(slurm)
+    if program:
+        return
+    raise PlanError('maintenance: the driver change needs a reboot of %s through Slurm (scontrol reboot), and '
+                    '%s: Slurm would never reboot it and the play would wait until rocm_maintenance_reboot_timeout. '
+                    'Set rocm_slurm_reboot_program (e.g. /usr/sbin/reboot) and run playbooks/slurm.yml first, which '
+                    'writes RebootProgram= to slurm.conf; or reboot the node yourself with '
+                    'rocm_driver_reboot_through_slurm: false. Nothing was changed.'
+                    % (name, 'slurm.conf on it sets no RebootProgram' if program == '' else
+                       'the probe could not read slurm.conf on it (absent, a link, or configless Slurm), so no '
+                       'RebootProgram is known'))
+
+
+def is_drained(entry):
+    """The node is drained, draining or down (whoever did it)."""
+    return bool(flags(entry.get('State')) & DRAINED)
+
+
+def taken(entry):
+    """The node is drained or down with a reason that is not our maintenance's: an admin's, the health check's,
+    Slurm's own. No maintenance step drains it again, reboots it or resumes it."""
+    reason = own_reason(entry.get('Reason'))
+    return is_drained(entry) and bool(reason) and not reason.startswith(MARK)
+
+
+def left_alone_message(name, reason, step):
+    """Why a maintenance step left the node alone (slurm_maintenance warns it)."""
+    current = own_reason(reason)
+    if not current:
+        return ('%s is not drained for maintenance any more (someone resumed it): not %s by this play; '
+                '/run/reboot-required stays marked where the driver changed' % (name, {
+                    'reboot': 'rebooted', 'resume': 'resumed', 'drain': 'drained', 'wait': 'waited for'}[step]))
+    head = ('%s was drained by someone else during the wait (%s)' % (name, current) if step == 'wait' else
+            '%s is drained by someone else (%s)' % (name, current))
+    return ('%s: the reason is kept and the play neither drains it again, reboots it nor resumes it (%s step left it '
+            'alone); /run/reboot-required stays marked where the driver changed; resume it yourself when that is '
+            'right (scontrol update nodename=%s state=RESUME)' % (head, step, name))
 
 
 def parse_jobs(text):

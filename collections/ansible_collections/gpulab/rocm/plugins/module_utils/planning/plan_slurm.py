@@ -80,6 +80,10 @@ def check_cluster(wanted):
         if not states or [state for state in states if state not in HEALTH_NODE_STATES]:
             problems.append('rocm_slurm_health_node_state must be one or more of %s (comma separated), got %r'
                             % (', '.join(HEALTH_NODE_STATES), wanted.get('health_node_state')))
+    program = wanted.get('reboot_program') or ''
+    if program and not (isinstance(program, str) and program.startswith('/') and sc.VALUE_RE.match(program)):
+        problems.append('rocm_slurm_reboot_program must be an absolute path without spaces, "#" or quotes (slurm.conf '
+                        'RebootProgram, e.g. /usr/sbin/reboot), or empty for none, got %r' % (program,))
     extra = wanted.get('conf_extra') or {}
     if not isinstance(extra, dict):
         problems.append('rocm_slurm_conf_extra must be a dict of slurm.conf key: value')
@@ -155,7 +159,7 @@ def plan(node, wanted, stack, host=None, previous=None):
     """Phase slurm. wanted: install, conf_dir, controller, compute, record (this host's slurm_node record), nodes
     ({host: record} of the compute nodes this run read), controller_record, cluster_name, partition,
     slurmctld_port, slurmd_port, cgroup_enforce, conf_extra, health_check, health_interval, health_node_state,
-    health_prolog.
+    health_prolog, reboot_program.
 
     Returns the Plan with files {path: content}, remove [paths], munge_key (create|install|None), start and restart
     ([services] in the order to act), reconfigure (bool: scontrol reconfigure on the controller afterwards)."""
@@ -205,7 +209,7 @@ def plan(node, wanted, stack, host=None, previous=None):
         result.warn('%s is missing on this node (configless Slurm?): slurm.conf is left to the controller' % conf_path)
         content = None
     else:
-        content = sf.edit_slurm_conf(current['content'], records, sf.health_lines(wanted))
+        content = sf.edit_slurm_conf(current['content'], records, sf.owned_lines(wanted))
         content = '\n'.join(prolog_lines(content.splitlines(), prolog)) + '\n'
     if content is not None and current.get('content') != content:
         result['files'][conf_path] = content

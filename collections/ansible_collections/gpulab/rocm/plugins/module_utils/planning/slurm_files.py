@@ -47,6 +47,14 @@ def health_lines(wanted):
             ('HealthCheckNodeState', str(wanted['health_node_state']).upper())]
 
 
+def owned_lines(wanted):
+    """[(key, value)] of the slurm.conf lines the role owns beyond the cluster's: the health check's, and
+    RebootProgram where rocm_slurm_reboot_program is set (scontrol reboot runs it; the maintenance's driver reboot
+    needs it)."""
+    program = str(wanted.get('reboot_program') or '')
+    return health_lines(wanted) + ([('RebootProgram', program)] if program else [])
+
+
 def text_value(value):
     if isinstance(value, bool):
         return 'YES' if value else 'NO'
@@ -60,7 +68,7 @@ OWN_KEYS = ('clustername', 'slurmctldhost', 'slurmctldport', 'slurmdport', 'slur
             'grestypes', 'nodename', 'partitionname', 'proctracktype', 'taskplugin', 'statesavelocation',
             'slurmdspooldir', 'slurmctldpidfile', 'slurmdpidfile', 'slurmctldlogfile', 'slurmdlogfile',
             'selecttype', 'selecttypeparameters', 'returntoservice', 'healthcheckprogram', 'healthcheckinterval',
-            'healthchecknodestate')
+            'healthchecknodestate', 'rebootprogram')
 
 
 def node_line(record, slurmd_port):
@@ -110,7 +118,7 @@ def render_slurm_conf(wanted, ctl, records, current):
              'SelectTypeParameters=CR_Core',
              'ReturnToService=2',
              'GresTypes=gpu']
-    lines += ['%s=%s' % pair for pair in health_lines(wanted)]
+    lines += ['%s=%s' % pair for pair in owned_lines(wanted)]
     lines += ['%s=%s' % (key, text_value(value)) for key, value in sorted((wanted.get('conf_extra') or {}).items())]
     named = set(record['name'] for record in records)
     kept = []
@@ -189,7 +197,7 @@ def _with_health(lines, health):
         words, comment = sc.split_line(line)
         pairs = sc.words_to_dict(words)
         key = pairs[0][0].lower() if pairs else ''
-        if key in ('healthcheckprogram', 'healthcheckinterval', 'healthchecknodestate'):
+        if key in ('healthcheckprogram', 'healthcheckinterval', 'healthchecknodestate', 'rebootprogram'):
             if key in wanted:
                 seen.add(key)
                 name, value = wanted[key]

@@ -8,10 +8,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 import pytest
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_maintenance as pm, planner
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import slurm_conf
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import parse_scontrol_nodes
 
 # scontrol show node -o as Slurm 22.05 (Debian 12) prints it, shortened to the fields read.
@@ -26,9 +29,16 @@ CHANGES = {'order': ['preflight', 'repo', 'sdk', 'health'],
            'changes': {'repo': [], 'sdk': ['install rocm-hip-runtime'], 'health': []}}
 
 
-def node(line=IDLE, daemons=('munged', 'slurmd'), changes=None, driver=None, error=None):
+# slurm.conf as rocm_slurm writes it with rocm_slurm_reboot_program set (the RebootProgram line, abridged).
+CONF = 'ClusterName=lab\nRebootProgram=/usr/sbin/reboot  # gpulab.rocm (role rocm_slurm)\nNodeName=gpu01 State=UNKNOWN\n'
+
+
+def node(line=IDLE, daemons=('munged', 'slurmd'), changes=None, driver=None, error=None, conf=CONF):
     changes = CHANGES if changes is None else changes
-    probe = {'slurm': {'daemons': list(daemons), 'hostname': 'gpu01', 'files': {'defaults': {'content': ''}}},
+    files = {'defaults': {'content': ''}, 'slurm.conf': {'exists': True, 'type': 'file', 'content': conf}}
+    if conf is None:
+        files['slurm.conf'] = {'exists': False, 'type': None}
+    probe = {'slurm': {'daemons': list(daemons), 'hostname': 'gpu01', 'files': files},
              'slurm_state': {'nodes': parse_scontrol_nodes(line), 'error': error}, 'pass': changes}
     if driver is not None:
         probe['plans'] = {'driver': {'plan': driver}}
@@ -189,3 +199,122 @@ def test_a_controller_is_never_drained_nor_rebooted():
     assert both['drain'] and both['wait'] and both['resume'] and not both['reboot']
     assert 'a compute node that is also the controller' in both['why']
     assert [change['change'] for change in both['changes']] == ['drain Slurm node gpu01 (gpulab: maintenance: upgrade)']
+
+
+# --- issue 38: a reboot through Slurm needs a RebootProgram; our own earlier drain is finished ----------------------
+
+def test_a_reboot_through_slurm_without_a_reboot_program_is_refused_before_any_change():
+    with pytest.raises(PlanError, match='slurm.conf on it sets no RebootProgram: Slurm would never reboot it') as err:
+        plan(node(MIXED, driver=THROUGH, conf='ClusterName=lab\n#RebootProgram=/usr/sbin/reboot\n'))
+    assert 'Set rocm_slurm_reboot_program' in str(err.value) and 'Nothing was changed.' in str(err.value)
+    with pytest.raises(PlanError, match='could not read slurm.conf on it'):
+        plan(node(MIXED, driver=THROUGH, conf=None))
+    # no reboot by the play, nothing to refuse: an admin's drain, or a driver that reboots by itself
+    assert not plan(node(ADMIN, driver=THROUGH, conf=''))['reboot']
+    assert not plan(node(MIXED, conf=''))['reboot']
+    assert pm.reboot_program(node()['slurm']) == '/usr/sbin/reboot'
+
+
+def test_our_own_drain_left_by_an_earlier_run_is_finished_when_nothing_is_left_to_change():
+    converged = {'order': ['repo', 'sdk'], 'changes': {'repo': [], 'sdk': []}}
+    result = plan(node(OURS, changes=converged))
+    assert (result['drain'], result['wait'], result['resume'], result['reboot']) == (False, False, True, False)
+    assert pm.has_work(result, WANTED)
+    assert result['why'] == ('gpu01 is drained by an earlier maintenance (gpulab: maintenance: upgrade) and nothing '
+                             'is left to change: its health check runs, then it is resumed')
+    assert [change['change'] for change in result['changes']] == ['resume Slurm node gpu01 after its health check']
+    # the reboot it stopped before, still pending: waited for, rebooted, resumed
+    pending = dict(THROUGH, install=[], reboot_pending=True)
+    result = plan(node(OURS.replace('upgrade', 'reboot'), changes=converged, driver=pending))
+    assert (result['wait'], result['resume'], result['reboot']) == (True, True, True)
+    # an admin's drain is not ours to finish
+    assert plan(node(ADMIN, changes=converged))['why'] == 'nothing to change on gpu01: not drained'
+
+
+FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures', 'scontrol')
+
+
+def captured(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+@pytest.mark.parametrize('case, state, reason', [
+    ('idle', 'IDLE', None),
+    ('allocated', 'ALLOCATED', None),
+    ('ours-job-running', 'ALLOCATED+DRAIN', 'gpulab: maintenance: upgrade'),
+    ('admin-over-ours-job-running', 'ALLOCATED+DRAIN', 'admin: fan swap'),
+    # an admin's reason that looks like fields decides nothing
+    ('admin-forged', 'IDLE+DRAIN', 'fan swap State=IDLE Reason=gpulab: maintenance: upgrade'),
+    # a comment that looks like a reason and a state is neither
+    ('comment-only', 'IDLE+NOT_RESPONDING', None),
+    ('ours-with-comment', 'IDLE+DRAIN', 'gpulab: maintenance: upgrade'),
+    ('reboot-requested', 'IDLE+DRAIN+REBOOT_REQUESTED', 'gpulab: maintenance: reboot'),
+    ('reboot-issued', 'DOWN+DRAIN+REBOOT_ISSUED', 'gpulab: maintenance: reboot : reboot issued'),
+])
+def test_slurms_real_outputs_give_the_same_state_and_reason_in_both_forms(case, state, reason):
+    text = parse_scontrol_nodes(captured('show-node-o-22.05-%s.txt' % case))
+    assert len(text) == 1 and text[0]['NodeName'] == 'gpu01'
+    from_json = slurm_conf.parse_node_json(captured('sinfo-json-22.05-%s.json' % case), 'gpu01')
+    assert from_json['State'] == state
+    assert pm.own_reason(from_json['Reason']) == (reason or '')
+    assert pm.own_reason(text[0].get('Reason')) == (reason or ''), text[0]
+    if case != 'comment-only':  # the comment was set a moment after the text's read: Slurm's NOT_RESPONDING flag
+        assert text[0]['State'] == state.replace('+NOT_RESPONDING', '')
+    assert pm.taken(from_json) == (case in ('admin-over-ours-job-running', 'admin-forged'))
+    assert pm.taken(text[0]) == pm.taken(from_json)
+
+
+def test_the_comment_after_the_reason_is_read_whole():
+    entry = parse_scontrol_nodes(captured('show-node-o-22.05-ours-with-comment.txt'))[0]
+    assert entry['Comment'] == 'Reason=gpulab: maintenance: upgrade State=IDLE+DRAIN'
+    assert entry['Reason'].startswith('gpulab: maintenance: upgrade [root@2026-12-06T')
+    assert entry['OS'] == 'Linux 6.18.44-fc-v1300 #1 SMP PREEMPT_DYNAMIC @0 '
+
+
+def test_read_node_prefers_sinfo_json_and_falls_back_to_the_text():
+    calls = []
+
+    def call(argv):
+        calls.append(argv)
+        if argv[0] == 'sinfo':
+            return 0, captured('sinfo-json-22.05-admin-forged.json'), ''
+        return 0, captured('show-node-o-22.05-admin-forged.txt'), ''
+    entry, how, error = slurm_conf.read_node(call, 'gpu01', 'scontrol', 'sinfo')
+    assert (how, error, calls) == ('sinfo --json', None, [['sinfo', '--json', '-n', 'gpu01']])
+    assert entry['State'] == 'IDLE+DRAIN'
+    # sinfo --json prints every node whatever -n says: a node it does not list is read from scontrol
+    entry, how, error = slurm_conf.read_node(call, 'nosuch', 'scontrol', 'sinfo')
+    assert (entry, how) == (None, 'scontrol show node -o') and 'failed (rc 0)' in error
+    entry, how, error = slurm_conf.read_node(
+        lambda argv: (1, captured('show-node-o-22.05-unknown-node.txt'), ''), 'nosuch', 'scontrol')
+    assert error == 'scontrol show node nosuch failed (rc 1): Node nosuch not found'
+
+
+def test_a_step_leaves_someone_elses_drain_alone_and_says_why():
+    admin = parse_scontrol_nodes(ADMIN)[0]
+    assert pm.taken(admin) and not pm.taken(parse_scontrol_nodes(OURS)[0])
+    assert not pm.taken(parse_scontrol_nodes(IDLE)[0])
+    text = pm.left_alone_message('gpu01', admin['Reason'], 'reboot')
+    assert text.startswith('gpu01 is drained by someone else (admin: fan swap): the reason is kept and the play '
+                           'neither drains it again, reboots it nor resumes it (reboot step left it alone)')
+    assert 'during the wait (admin: fan swap)' in pm.left_alone_message('gpu01', admin['Reason'], 'wait')
+    assert pm.left_alone_message('gpu01', '', 'resume').startswith(
+        'gpu01 is not drained for maintenance any more (someone resumed it): not resumed')
+
+
+def test_rocm_slurm_writes_an_owned_reboot_program_line_that_the_maintenance_reads():
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_slurm, slurm_files
+    lab = 'ClusterName=lab\nRebootProgram=/opt/lab/reboot\nNodeName=gpu01 Gres=gpu:mi250x:2 State=UNKNOWN\n'
+    record = {'name': 'gpu01', 'gres': 'gpu:mi250x:2'}
+    wanted = {'health_check': False, 'reboot_program': '/usr/sbin/reboot'}
+    conf = slurm_files.edit_slurm_conf(lab, [record], slurm_files.owned_lines(wanted))
+    assert 'RebootProgram=/usr/sbin/reboot' + slurm_files.OWNED_LINE in conf.splitlines()
+    assert pm.reboot_program({'files': {'slurm.conf': {'type': 'file', 'content': conf}}}) == '/usr/sbin/reboot'
+    # off again: our line goes, a lab's own line stays
+    assert 'RebootProgram' not in slurm_files.edit_slurm_conf(conf, [record], slurm_files.owned_lines({}))
+    assert 'RebootProgram=/opt/lab/reboot' in slurm_files.edit_slurm_conf(lab, [record], slurm_files.owned_lines({}))
+    problems = plan_slurm.check_cluster({'cluster_name': 'lab', 'partition': 'gpu', 'slurmctld_port': 6817,
+                                         'slurmd_port': 6818, 'reboot_program': 'reboot now'})
+    assert problems == ["rocm_slurm_reboot_program must be an absolute path without spaces, \"#\" or quotes "
+                        "(slurm.conf RebootProgram, e.g. /usr/sbin/reboot), or empty for none, got 'reboot now'"]
