@@ -4,7 +4,8 @@
 # host's own archive unreachable; the second run must change nothing; a GPU user's login shell must show the
 # ROCm/CUDA coexistence policy of docs/hardware.md (the variables, nvidia-smi, PyTorch seeing the NVIDIA GPU or not);
 # the fleet report and verify; then playbooks/uninstall.yml, and a snapshot diff of /etc/apt, dpkg's package list,
-# /etc/profile.d, the linker and adduser.conf files and the users' dotfiles against the snapshot taken before.
+# /etc/profile.d, the linker and adduser.conf files, our paths (/usr/sbin/gpulab-*, /usr/lib/gpulab, /etc/gpulab,
+# /var/lib/gpulab, /etc/cdi, the gpulab systemd units) and the users' dotfiles against the snapshot taken before.
 # Everything lands under $OUT; summary.txt says what each step found (PASS/FAIL lines), and the script exits 1 when
 # any step failed.
 # Needs the ansible-core wheels (.whl/validate, docs/validation.md) and the built mirror (.cache/mirror/www) carried.
@@ -27,6 +28,13 @@ snapshot() {
     find /etc/profile.d /etc/ld.so.conf.d /etc/adduser.conf -xdev -printf '%y %m %u %s %p\n' 2>/dev/null | LC_ALL=C sort
     find /etc/profile.d /etc/ld.so.conf.d /etc/adduser.conf -xdev -type f -print0 2>/dev/null | LC_ALL=C sort -z \
       | xargs -0 -r sha256sum
+    # What the project installs beyond ROCm's packages: the health check, the metrics writer and units, CDI specs.
+    echo "## our paths"; for p in /usr/sbin/gpulab-* /usr/local/sbin/gpulab-* /usr/lib/gpulab /etc/gpulab \
+        /var/lib/gpulab /etc/cdi /var/run/cdi /etc/systemd/system/gpulab-* \
+        /etc/systemd/system/prometheus-node-exporter.service.d /var/lib/prometheus/node-exporter/gpulab.prom; do
+      [ -e "$p" ] || [ -L "$p" ] || continue
+      find "$p" -xdev -printf '%y %m %u %s %p\n' 2>/dev/null
+    done | LC_ALL=C sort
     echo "## dotfiles"; for home in /root /home/*; do
       find "$home" -maxdepth 1 -name '.*' -type f -printf '%m %u %s %p\n' 2>/dev/null | LC_ALL=C sort
       find "$home" -maxdepth 1 -name '.*' -type f -print0 2>/dev/null | LC_ALL=C sort -z | xargs -0 -r sha256sum
@@ -112,7 +120,7 @@ check "uninstall.yml" bash -c "ansible-playbook -i tests/device/inventory.yml pl
 check "uninstall.yml second run changed=0" bash -c "ansible-playbook -i tests/device/inventory.yml playbooks/uninstall.yml -e '@$OUT/extra-vars.json' > '$OUT/uninstall-2.log' 2>&1; grep -qE '^lent-gpu +: .*changed=0 .*failed=0' '$OUT/uninstall-2.log'"
 snapshot "$OUT/snapshot-after.txt"
 diff "$OUT/snapshot-before.txt" "$OUT/snapshot-after.txt" > "$OUT/snapshot-diff.txt"
-check "after uninstall: /etc/apt, dpkg, profile.d, linker, adduser.conf, dotfiles as before" test ! -s "$OUT/snapshot-diff.txt"
+check "after uninstall: /etc/apt, dpkg, profile.d, linker, adduser.conf, our paths, dotfiles as before" test ! -s "$OUT/snapshot-diff.txt"
 check "python3-apt still absent at the end" bash -c '! dpkg -s python3-apt >/dev/null 2>&1'
 # What lifecycle.md says stays: the user's group memberships (and apt's lists of the removed sources).
 id "$GPU_USER" > "$OUT/groups-after.txt"; ls /var/lib/apt/lists > "$OUT/apt-lists-after.txt"

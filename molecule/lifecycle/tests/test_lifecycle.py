@@ -172,9 +172,14 @@ def test_uninstall_removes_everything_we_added_and_keeps_the_rest(host, fresh):
     # The admin's and the user's own lines, which must survive.
     host.check_output("sh -c 'echo \"# lab policy: keep\" >> /etc/adduser.conf'")
     host.check_output("sh -c 'echo \"alias ll=\\\"ls -l\\\"\" >> /home/alice/.bashrc'")
+    # What the run installed beyond ROCm: the health check (on by default) and its shared node code.
+    assert host.file("/usr/sbin/gpulab-gpu-health").exists and host.file("/etc/gpulab/health.json").exists
+    assert host.file("/usr/lib/gpulab/python").is_directory
     run = runs.playbook("playbooks/uninstall.yml", NODE)
     assert run.rc == 0, run
     assert run.changed(NODE) > 0, run
+    # Our paths (programs, node code, data, state, CDI specs, systemd units) as on the never-converged host.
+    assert our_paths(host) == our_paths(fresh)
     assert rocm_packages(host) == {}
     for path in ("/etc/apt/sources.list.d/rocm.list", "/etc/apt/sources.list.d/amdgpu.list",
                  "/etc/apt/preferences.d/rocm-pin-600", "/etc/apt/keyrings/rocm.gpg", "/etc/profile.d/rocm.sh",
@@ -194,3 +199,16 @@ def test_uninstall_removes_everything_we_added_and_keeps_the_rest(host, fresh):
     again = runs.playbook("playbooks/uninstall.yml", NODE)
     assert again.rc == 0, again
     assert again.changed(NODE) == 0, again
+
+
+# Every path this project installs outside ROCm's packages (docs/lifecycle.md, uninstall).
+OUR_PATHS = ("/usr/sbin/gpulab-*", "/usr/local/sbin/gpulab-*", "/usr/lib/gpulab", "/etc/gpulab", "/var/lib/gpulab",
+             "/etc/cdi", "/var/run/cdi", "/etc/systemd/system/gpulab-*",
+             "/etc/systemd/system/prometheus-node-exporter.service.d", "/var/lib/prometheus/node-exporter/gpulab.prom")
+
+
+def our_paths(host):
+    """Each of OUR_PATHS that exists, with everything under it (type, mode, owner, path)."""
+    return host.check_output("sh -c 'for p in %s; do [ -e \"$p\" ] || [ -L \"$p\" ] || continue; "
+                             "find \"$p\" -xdev -printf \"%%y %%m %%u %%p\\n\"; done | LC_ALL=C sort'"
+                             % " ".join(OUR_PATHS)).splitlines()

@@ -384,8 +384,14 @@ remove:
   - 'Phase repo: Paths to remove (old sources, the key when absent).'
   - 'Phase env: Root-owned files to remove.'
   - 'Phase modules: Modulefiles of this collection to remove (releases no longer installed).'
+  - 'Phase containers: Removed (state absent): files to remove (the role''s CDI spec, a daemon.json that held only
+    its key).'
+  - 'Phase health: Removed (state absent): files (to unlink), trees (folders removed with what they hold) and prune
+    (folders removed only where empty, deepest first).'
+  - 'Phase metrics: Removed (state absent): units (stopped and disabled first), files, trees, prune (folders removed
+    only where empty) and node_exporter (restart it where it runs: our drop-in is gone).'
   - 'Phase slurm: Slurm files to remove.'
-  returned: for the phases repo, env, modules, slurm
+  returned: for the phases repo, env, modules, containers, health, metrics, slurm
   type: raw
 repair:
   description:

@@ -49,6 +49,13 @@ PHASE = {
 }
 
 
+# Removed (state absent), the plan's key remove: the files to remove (the role's CDI spec, a daemon.json that held
+# only the role's key); a daemon.json with the lab's keys is written without ours through daemon_json. Declared
+# here, beside the PHASE block.
+PHASE['keys'].update({
+    'remove': "Removed (state absent): files to remove (the role's CDI spec, a daemon.json that held only its key).",
+})
+
 ENGINES = ('podman', 'docker')
 KIND = 'amd.com/gpu'
 # The image the check runs: built on the node from its busybox (no registry is needed, or used).
@@ -319,6 +326,8 @@ def plan(node, wanted, stack, host=None, previous=None):
                   restart_docker=False, gpus=[], cdi=None, subids=[],
                   check={'engines': [], 'users': [], 'cases': {}, 'gids': {}, 'image': CHECK_IMAGE, 'busybox': BUSYBOX,
                          'become_method': user_become_method(node)})
+    if absent(wanted):
+        return plan_absent(node, wanted, result)
     if not wanted.get('enabled'):
         result['skip'] = 'rocm_containers_enabled is false'
         return result
@@ -519,10 +528,70 @@ def has_work(plan, wanted):
 
 def probe_needs(node, wanted, stack, fresh=()):
     """The containers section, read only when the role is enabled on a host with an AMD GPU (or whose GPUs are not
-    read yet: they are read in the same probe)."""
+    read yet: they are read in the same probe); removed (state absent), wherever it is not read yet."""
     del stack
     sections = node.get('sections') or []
+    if absent(wanted):
+        return None if 'containers' in sections else {'sections': ['containers']}
     amd = (node.get('gpu_pci') or {}).get('amd') or 'gpus' not in sections
     if wanted.get('enabled') and amd and 'containers' not in sections:
         return {'sections': ['containers']}
     return None
+
+
+def absent(wanted):
+    """Whether the role removes what it changed (rocm_containers_state: absent)."""
+    return wanted.get('state', 'present') == 'absent'
+
+
+def without_our_key(data):
+    """daemon.json without the key merged_daemon_json adds ("features": {"cdi": true}; "features" goes too where
+    nothing else is in it): (the text to write, or None where it holds no key of ours; whether anything of the lab's
+    is left)."""
+    features = data.get('features')
+    if not isinstance(features, dict) or features.get('cdi') is not True:
+        return None, True
+    kept = OrderedDict(data)
+    rest = OrderedDict((key, value) for key, value in features.items() if key != 'cdi')
+    if rest:
+        kept['features'] = rest
+    else:
+        del kept['features']
+    return json.dumps(kept, indent=2) + '\n', bool(kept)
+
+
+def plan_absent(node, wanted, result):
+    """Removed (rocm_containers_state: absent): the CDI spec the role manages (rocm_containers_cdi_spec, where it is
+    a file of kind amd.com/gpu) and the key it added to Docker's daemon.json (features.cdi; the lab's keys stay, and
+    a file that held only that key goes). The engines, the check's busybox and the users' subordinate ids stay: the
+    lab and its users may run containers of their own (docs/containers.md). Docker is not restarted: the running
+    daemon keeps CDI on, with no AMD spec left to read, until its next start."""
+    result['remove'] = []
+    spec = wanted.get('cdi_spec')
+    if not isinstance(spec, str) or not _SPEC_PATH_RE.match(spec) or '/../' in spec + '/':
+        raise PlanError('rocm_containers_cdi_spec must be a .json file directly in /etc/cdi or /var/run/cdi (the spec '
+                        'the role removes), got %r. Nothing was changed.' % (spec,))
+    state = node.get('containers') or {}
+    current = (state.get('cdi_specs') or {}).get(spec) or {}
+    if current.get('exists'):
+        if current.get('type') == 'file' and current.get('kind') == KIND:
+            result['remove'].append(spec)
+            result.change('remove %s' % spec, 'rocm_containers_state is absent (the CDI spec of the node\'s GPUs)')
+        else:
+            result.warn('%s stays: it is a %s%s, not the spec the role writes' % (
+                spec, current.get('type'), ' of kind %s' % current.get('kind') if current.get('type') == 'file' else ''))
+    info = state.get('daemon_json') or {}
+    if info.get('exists'):
+        text, lab_keys = without_our_key(parse_daemon_json(ns.DOCKER_DAEMON_JSON, info))
+        if text is not None and lab_keys:
+            result['daemon_json'][ns.DOCKER_DAEMON_JSON] = text
+            result['daemon_json_mode'] = info.get('mode') or '0644'
+            result.change('take "features": {"cdi": true} out of %s' % ns.DOCKER_DAEMON_JSON,
+                          'rocm_containers_state is absent (the lab\'s other keys stay)')
+        elif text is not None:
+            result['remove'].append(ns.DOCKER_DAEMON_JSON)
+            result.change('remove %s' % ns.DOCKER_DAEMON_JSON, 'it holds only the key the role added '
+                          '("features": {"cdi": true})')
+        if text is not None and (state.get('docker_daemon') or {}).get('running'):
+            result.warn('dockerd is not restarted: it keeps CDI on, with no AMD spec to read, until its next start')
+    return result

@@ -26,6 +26,7 @@ import os
 import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import amd_exporter_fields, gpu_count, gpu_support, node_code
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_health
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 # The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
@@ -48,6 +49,14 @@ PHASE = {
     },
 }
 
+
+# Removed (state absent), the plan's key remove: plan_health's ('files', 'trees', 'prune') plus 'units' (stopped
+# and disabled first) and 'node_exporter' (restarted where it runs, once our drop-in is gone); declared here, beside
+# the PHASE block.
+PHASE['keys'].update({
+    'remove': ("Removed (state absent): units (stopped and disabled first), files, trees, prune (folders removed "
+               "only where empty) and node_exporter (restart it where it runs: our drop-in is gone)."),
+})
 
 CLI = '/usr/local/sbin/gpulab-metrics-textfile'
 CONFIG = '/etc/gpulab/metrics.json'
@@ -73,7 +82,10 @@ _CUSTOM_VALUE = re.compile(r'^[A-Za-z0-9_.:/@+ -]{0,128}\Z')
 
 
 def has_work(plan, wanted):
-    """It rewrites its textfile on every run where it is on."""
+    """It rewrites its textfile on every run where it is on; removed (state absent), it tidies the emptied folders
+    of a run that stopped half way."""
+    if absent(wanted):
+        return bool((plan.get('remove') or {}).get('prune'))
     return bool(wanted.get('enabled'))
 
 
@@ -285,6 +297,8 @@ def plan(node, wanted, stack, host=None, previous=None):
     (whether systemd runs the node: the probe's os.systemd),
     services (the units to enable and start where systemd runs), amd_exporter_query (packages to ask apt about).
     """
+    if absent(wanted):
+        return plan_absent(node, wanted)
     result = Plan('metrics')
     result.update(skip=None, install=[], dirs=[], library={}, files={}, executables={}, config=None,
                   node_exporter_args=[],
@@ -331,3 +345,81 @@ def file_sd_targets(hosts):
         groups.setdefault(host.get('node_class') or '', []).append('%s:%s' % (host['address'], port))
     return [{'targets': sorted(targets), 'labels': {'node_class': node_class}} if node_class else
             {'targets': sorted(targets), 'labels': {}} for node_class, targets in sorted(groups.items())]
+
+
+# The writer's code folder of earlier releases (rocm_metrics_install_dir's default before the shared one).
+LEGACY_INSTALL_DIR = '/usr/lib/gpulab/metrics'
+UNITS = ('gpulab-metrics.timer', 'gpulab-metrics.service')
+
+
+def absent(wanted):
+    """Whether the role removes what it installed (rocm_metrics_state: absent)."""
+    return wanted.get('state', 'present') == 'absent'
+
+
+def absent_paths(wanted):
+    """The paths the removal plan reads: what the role writes, the shared code's folders and its other users."""
+    dropin = DROPIN_DIR + '/gpulab.conf'
+    paths = [CLI, CONFIG, UNIT_DIR + '/gpulab-metrics.service', UNIT_DIR + '/gpulab-metrics.timer', dropin, DROPIN_DIR,
+             '/etc/gpulab', '/usr/lib/gpulab', LEGACY_INSTALL_DIR]
+    install_dir = wanted.get('install_dir') or node_code.LIB
+    paths += [install_dir, install_dir + '/' + node_code.PACKAGE.split('/')[0]]
+    if wanted.get('textfile_dir'):
+        paths.append(wanted['textfile_dir'].rstrip('/') + '/gpulab.prom')
+    return paths + [path for users in plan_health.CODE_USERS.values() for path in users]
+
+
+def probe_needs(node, wanted, stack, fresh=()):
+    """Removed (state absent): the paths it removes and those its decisions read (the probe's paths section)."""
+    if not absent(wanted):
+        return None
+    missing = sorted(set(path for path in absent_paths(wanted) if path not in (node.get('paths') or {})))
+    return {'sections': ['paths'], 'paths': missing} if missing else None
+
+
+def plan_absent(node, wanted):
+    """Removed (rocm_metrics_state: absent): the timer and service (stopped, disabled, their unit files removed),
+    node_exporter's drop-in (node_exporter restarted where it runs, with the lab's own ARGS only), the writer's
+    command, configuration and textfile, the shared node code where the health check does not need it, and our
+    folders where nothing else is left. node_exporter stays installed (the lab may use it; docs/metrics.md), as does
+    AMD's exporter and its configuration."""
+    problems = [problem for problem in check(dict(wanted, packages=wanted.get('packages') or ['x']))
+                if problem.startswith(('rocm_metrics_textfile_dir', 'rocm_metrics_install_dir'))]
+    if problems:
+        raise PlanError('rocm_metrics: %s. Nothing was changed.' % '; '.join(problems))
+    result = Plan('metrics')
+    result.update(skip=None, install=[], dirs=[], library={}, files={}, executables={}, config=None,
+                  node_exporter_args=[], systemd=bool((node.get('os') or {}).get('systemd')), services=[],
+                  amd_exporter_query=[],
+                  remove={'units': [], 'files': [], 'trees': [], 'prune': [], 'node_exporter': False})
+    paths = node.get('paths') or {}
+    dropin = DROPIN_DIR + '/gpulab.conf'
+    service, timer = UNIT_DIR + '/gpulab-metrics.service', UNIT_DIR + '/gpulab-metrics.timer'
+    if result['systemd']:
+        result['remove']['units'] = [name for name, path in zip(UNITS, (timer, service))
+                                     if (paths.get(path) or {}).get('exists')]
+    textfile = wanted['textfile_dir'].rstrip('/') + '/gpulab.prom'
+    for path in (timer, service, dropin, CLI, CONFIG, textfile):
+        info = paths.get(path) or {}
+        if not info.get('exists'):
+            continue
+        if info.get('type') not in ('file', 'symlink'):
+            raise PlanError('rocm_metrics: %s is a %s, not the file the role wrote: root does not remove it. Remove '
+                            'it yourself, or set rocm_metrics_state: present. Nothing was changed.'
+                            % (path, info.get('type')))
+        result['remove']['files'].append(path)
+        result.change('remove %s' % path, 'rocm_metrics_state is absent' + (
+            ' (the timer is stopped and disabled first)' if path == timer else
+            " (node_exporter restarts where it runs, with the lab's own ARGS)" if path == dropin else ''))
+    result['remove']['node_exporter'] = dropin in result['remove']['files'] and result['systemd']
+    if (paths.get(LEGACY_INSTALL_DIR) or {}).get('type') == 'directory' and wanted['install_dir'] != LEGACY_INSTALL_DIR:
+        result['remove']['trees'].append(LEGACY_INSTALL_DIR)
+        result.change('remove %s' % LEGACY_INSTALL_DIR, "the writer's code of an earlier release")
+    plan_health.code_removal(node, 'metrics', wanted['install_dir'], result)
+    result['remove']['prune'] = [DROPIN_DIR, '/etc/gpulab'] + result['remove']['prune'] + (
+        ['/usr/lib/gpulab'] if LEGACY_INSTALL_DIR in result['remove']['trees'] else [])
+    plan_health.prune_changes(node, result, "only the metrics' files were in it")
+    if not result['systemd'] and (paths.get(service) or {}).get('exists'):
+        result.warn('systemd does not run this host (a container): the timer\'s unit files are removed, nothing is '
+                    'stopped')
+    return result
