@@ -46,7 +46,7 @@ def test_the_page_ansible_writes_escapes_every_value(tmp_path):
     proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "localhost,", str(tmp_path / "play.yml"),
                            "-e", "ansible_python_interpreter=%s" % sys.executable,
                            "-e", "record_file=%s" % (tmp_path / "record.json"),
-                           "-e", "rocm_report_dest=%s" % (tmp_path / "report"), "-e", "rocm_report_set_stats=false"],
+                           "-e", "rocm_report_dest=%s" % (tmp_path / "report"), "-e", '{"rocm_report_set_stats": false}'],
                           cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     page = (tmp_path / "report" / "fleet-report.html").read_text()

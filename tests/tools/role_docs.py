@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Render the stack-wide inputs (module_utils/planning/stack.py) and each role's variables (meta/argument_specs.yml) into
+"""Render the stack-wide inputs (module_utils/planning/stack.py) and each role's variables (meta/argument_specs.yml, with
+the ranges and forms of meta/input_constraints.yml) into
 docs/roles.md (between markers), so the page cannot drift from them. `--check` exits 1 when it is stale (run
 by the tests)."""
 
@@ -10,7 +11,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "collections"))
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import role_spec, stack
 import generated_block  # noqa: E402  (beside this file)
 
 BEGIN, END = "<!-- BEGIN role variables (tests/tools/role_docs.py) -->", "<!-- END role variables -->"
@@ -32,9 +33,14 @@ def render():
         main = yaml.safe_load(spec_file.read_text())["argument_specs"]["main"]
         out += [f"### {role}", "", main["short_description"] + ".", "",
                 "| Variable | Type | Default | Description |", "|---|---|---|---|"]
+        constraints_file = spec_file.parent / role_spec.CONSTRAINTS_FILE
+        constraints = (yaml.safe_load(constraints_file.read_text()) or {}).get("constraints") or {} \
+            if constraints_file.exists() else {}
         for name, opt in main.get("options", {}).items():
             desc = opt.get("description", "")
             desc = " ".join(desc) if isinstance(desc, list) else desc
+            checked = role_spec.describe(constraints.get(name) or {})
+            desc += f" Checked: {checked}." if checked else ""
             default = opt.get("default", "(required)" if opt.get("required") else "")
             default = f"`{default}`" if default != "" else ""
             out.append(f"| `{name}` | {opt.get('type', 'str')} | {cell(default)} | {cell(desc)} |")

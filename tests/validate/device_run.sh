@@ -24,7 +24,7 @@ run_role -e rocm_validate_fetch_dest="$OUT" 2>&1 | tee "$OUT/ansible.log"
 echo "role rc=$?"
 # second run: nothing may change (a short GEMM-only run, the figures are not the point)
 run_role -e rocm_validate_fetch_dest=/tmp/second -e '{"rocm_validate_resnet50_enabled": false, "rocm_validate_bert_enabled": false, "rocm_validate_bandwidth_enabled": false}' \
-  -e rocm_validate_min_seconds=1 -e rocm_validate_fail_on_threshold=false 2>&1 | tee "$OUT/ansible-second-run.log" | grep -A1 RECAP
+  -e '{"rocm_validate_min_seconds": 1, "rocm_validate_fail_on_threshold": false}' 2>&1 | tee "$OUT/ansible-second-run.log" | grep -A1 RECAP
 # GEMM at other sizes, to see where the matrix units saturate
 for n in 4096 16384; do
   PYTHONPATH= $PY roles/rocm_validate/files/gpu_bench.py -o "$OUT/gemm-$n.json" --benchmarks gemm --gemm-size "$n" \

@@ -52,10 +52,25 @@ CASES = [
       "(2) sdk: rocm_sdk_extra_packages holds names that are not Debian package names: '-oops'",
       "(3) access: rocm_access_groups holds names that are not group names: 'gpu users'",
       "(4) env: rocm_env_miopen_dir /srv/alice-cache is a directory of uid 1000",
-      "(5) modules: variables that do not match the role's meta/argument_specs.yml: argument "
-      "'rocm_modules_install' is of type str and we were unable to convert to bool",
+      "(5) modules: variables that do not match the role's meta/argument_specs.yml: rocm_modules_install must be "
+      "a boolean (true or false, unquoted), got the string 'maybe'",
       "(6) containers: rocm_containers_cdi_spec must be a .json file directly in /etc/cdi or /var/run/cdi",
       "(7) verify: rocm_verify_expected_gfx_targets holds values that are not gfx targets"]),
+    # Values of the right form but a bad type, range or line (issue 38, "Bad values pass the gate"): each passed the
+    # gate before and broke the node later (every GPU failed, the flapping limit off, a node class's count ignored,
+    # every node failed, the run stopped after earlier roles applied). Refused by the roles' schemas
+    # (meta/argument_specs.yml with meta/input_constraints.yml), one problem per role.
+    ("bad values of the roles' schemas",
+     {"rocm_health_max_uncorrectable_ecc": -1, "rocm_health_resume_window_hours": 0,
+      "rocm_health_node_class": "mi300", "rocm_health_node_classes": {"mi300": {"gpu_count": "8"}},
+      "rocm_health_kfd_group": "render\n", "rocm_metrics_enabled": "false"}, None, None,
+     ["2 problems", GATE, "health: variables that do not match the role's meta/argument_specs.yml",
+      "rocm_health_kfd_group holds a line break",
+      "rocm_health_max_uncorrectable_ecc must be at least 0, got -1",
+      "rocm_health_node_classes['mi300'].gpu_count must be a whole number (unquoted), got the string '8'",
+      "rocm_health_resume_window_hours must be at least 1, got 0",
+      "metrics: variables that do not match the role's meta/argument_specs.yml: rocm_metrics_enabled must be a "
+      "boolean (true or false, unquoted), got the string 'false'"]),
     # Three roles' bad inputs, among them the issue's first example (a shell expansion in rocm_env_rocm_path).
     ("three roles at once",
      {"rocm_env_rocm_path": "/opt/rocm$(id)", "rocm_access_groups": ["gpu users"],
@@ -129,8 +144,8 @@ def test_a_report_variable_of_the_wrong_type_is_refused_before_the_report(host, 
     after = snapshot(host)
     assert run.rc != 0 and run.recap[NODE]["failed"] == 1 and run.changed(NODE) == 0, run
     message = " ".join(run.output.split())
-    assert ("variables that do not match the role's meta/argument_specs.yml: argument "
-            "'rocm_report_fail_on_problems' is of type str and we were unable to convert to bool") in message, run
+    assert ("variables that do not match the role's meta/argument_specs.yml: rocm_report_fail_on_problems must be "
+            "a boolean (true or false, unquoted), got the string 'maybe'") in message, run
     assert not dest.exists()
     assert runs.differences(before, after) == []
 

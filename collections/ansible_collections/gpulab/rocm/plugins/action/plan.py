@@ -160,14 +160,16 @@ class ActionModule(ActionBase):
         return self._planned(result, phase, plan, node, run, inputs)
 
     def _check_role_variables(self, role, task_vars):
-        """The role's variables against its argument_specs.yml `main` options (the entry point that documents them): a
-        PlanError naming each one that does not match. A plan called outside a role checks nothing here."""
+        """The role's variables against its argument_specs.yml `main` options (the entry point that documents them) and
+        the constraints beside them (meta/input_constraints.yml, role_spec.py): a PlanError naming each one that does
+        not match. A plan called outside a role checks nothing here."""
         path = os.path.join(role.get_role_path() if role is not None else '', 'meta', 'argument_specs.yml')
         if role is None or not os.path.isfile(path):
             return
         options = main_options(path)
         values = self._templar.template(dict((name, task_vars[name]) for name in options if name in task_vars))
-        messages = role_spec.errors(options, values)
+        messages = role_spec.errors(options, values, input_constraints(os.path.join(os.path.dirname(path),
+                                                                                    role_spec.CONSTRAINTS_FILE)))
         if messages:
             raise PlanError(role_spec.refusal(role.get_name(include_role_fqcn=False), messages))
 
@@ -263,6 +265,14 @@ def main_options(path):
     with open(path, 'rb') as handle:
         specs = yaml.load(handle, Loader=_SPEC_LOADER) or {}
     return ((specs.get('argument_specs') or {}).get('main') or {}).get('options') or {}
+
+
+def input_constraints(path):
+    """The `constraints` of a role's meta/input_constraints.yml (role_spec.CONSTRAINTS_FILE); {} without the file."""
+    if not os.path.isfile(path):
+        return {}
+    with open(path, 'rb') as handle:
+        return (yaml.load(handle, Loader=_SPEC_LOADER) or {}).get('constraints') or {}
 
 
 def _stack_inputs(templar, task_vars):

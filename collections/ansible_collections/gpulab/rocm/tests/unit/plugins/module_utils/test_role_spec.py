@@ -20,8 +20,16 @@ GOOD = {'rocm_env_bashrc_enabled': True, 'rocm_env_extra_vars': {}, 'rocm_repo_s
 
 def test_values_that_match_have_no_error():
     assert role_spec.errors(OPTIONS, GOOD) == []
-    # Ansible's conversions apply, as in validate_argument_spec: 'yes' is a boolean.
-    assert role_spec.errors(OPTIONS, dict(GOOD, rocm_env_bashrc_enabled='yes')) == []
+
+
+def test_a_string_is_refused_where_ansible_would_convert_it():
+    # The roles read the value itself (`when: rocm_metrics_enabled`), so 'yes' is not converted to True but refused.
+    assert role_spec.errors(OPTIONS, dict(GOOD, rocm_env_bashrc_enabled='yes')) == [
+        "rocm_env_bashrc_enabled must be a boolean (true or false, unquoted), got the string 'yes' (-e name=value "
+        "gives a string: pass it as YAML or JSON, for example -e '{\"rocm_env_bashrc_enabled\": ...}')"]
+    assert role_spec.errors(OPTIONS, dict(GOOD, rocm_access_groups='video,render')) == [
+        "rocm_access_groups must be a list, got the string 'video,render' (-e name=value gives a string: pass it "
+        "as YAML or JSON, for example -e '{\"rocm_access_groups\": ...}')"]
 
 
 def test_every_mismatch_is_named_at_once():
@@ -29,9 +37,10 @@ def test_every_mismatch_is_named_at_once():
                                               rocm_env_extra_vars=['A=1']))
     text = ' '.join(messages)
     assert len(messages) == 3, messages
-    assert "'rocm_env_bashrc_enabled'" in text and "'maybe' is not a valid boolean" in text
+    assert "rocm_env_bashrc_enabled must be a boolean (true or false, unquoted), got the string 'maybe'" in text
+    # Choices are Ansible's validator's, on the values whose types passed.
     assert 'rocm_repo_state' in text and 'present, absent' in text and 'gone' in text
-    assert "'rocm_env_extra_vars' is of type" in text
+    assert 'rocm_env_extra_vars must be a mapping (dict), got a list' in text
 
 
 def test_the_values_are_not_changed():
@@ -44,4 +53,4 @@ def test_the_refusal_names_the_role_every_message_and_the_fix():
     message = role_spec.refusal('rocm_env', ['first problem', 'second problem'])
     assert message.startswith("rocm_env: variables that do not match the role's meta/argument_specs.yml: ")
     assert 'first problem; second problem' in message
-    assert 'docs/roles.md' in message
+    assert 'docs/roles.md' in message and 'meta/input_constraints.yml' in message
