@@ -134,6 +134,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # test_plan*.py files that are not a phase's, each with why.
 NOT_PHASES = {
     "test_plan_pass.py": "the plan pass and its gate (planning/plan_pass.py), which plans every phase; not a phase",
+    "test_plan_uninstall.py": "the removal plans of health, metrics and containers together, applied to one tree: "
+                              "the shared node code goes with the last of them",
 }
 
 
