@@ -36,7 +36,7 @@ def bad_values(spec, default):
     kind = spec.get("type", "str")
     cases = []
     if kind == "bool":
-        cases += [("the string of a boolean", str(default).lower()), ("the string 'yes'", "yes"), ("a number", 1)]
+        cases += [("a capitalised string", str(default)), ("the string 'yes'", "yes"), ("a number", 1)]
     elif kind == "int":
         cases += [("a quoted number", str(default)), ("a fraction", 1.5), ("a boolean", True)]
     elif kind == "float":
@@ -162,13 +162,34 @@ def test_a_group_name_with_a_trailing_newline_is_refused():
         "rocm_health_render_group must be a group name such as render, got 'Render Group'"]
 
 
-def test_a_boolean_given_as_a_string_is_refused_not_converted():
-    # -e rocm_metrics_enabled=false: the role's `when: rocm_metrics_enabled` reads the string itself.
-    messages = refusals("rocm_metrics", "rocm_metrics_enabled", "false")
-    assert messages == ["rocm_metrics_enabled must be a boolean (true or false, unquoted), got the string 'false' "
+def test_a_boolean_is_true_or_false_or_a_surveys_true_or_false():
+    # AWX's surveys have no boolean type: a choice sends 'true' or 'false', which the roles read through `| bool`.
+    # Any other string is refused, not converted.
+    assert refusals("rocm_metrics", "rocm_metrics_enabled", False) == []
+    assert refusals("rocm_metrics", "rocm_metrics_enabled", "false") == []
+    messages = refusals("rocm_metrics", "rocm_metrics_enabled", "no")
+    assert messages == ["rocm_metrics_enabled must be a boolean (true or false), got the string 'no' "
                         "(-e name=value gives a string: pass it as YAML or JSON, for example "
                         "-e '{\"rocm_metrics_enabled\": ...}')"]
-    assert refusals("rocm_metrics", "rocm_metrics_enabled", False) == []
+
+
+def test_every_boolean_is_read_through_the_bool_filter():
+    # 'false' passes the gate, so no role may read a boolean option raw (a non-empty string is true to Python).
+    import glob
+    import re
+    bools = set()
+    for path in glob.glob(str(ROOT / "roles" / "*" / "meta" / "argument_specs.yml")):
+        options = ((yaml.safe_load(open(path)).get("argument_specs") or {}).get("main") or {}).get("options") or {}
+        bools |= set(name for name, option in options.items() if option.get("type") == "bool")
+    raw = []
+    for path in glob.glob(str(ROOT / "roles" / "*" / "*" / "*.yml")):
+        if "/meta/" in path or "/defaults/" in path:
+            continue
+        for number, line in enumerate(open(path), 1):
+            code = line.split("#", 1)[0]
+            raw += ["%s:%d %s" % (path, number, name) for name in bools
+                    if re.search(r"\b%s\b(?!\s*\|\s*bool)" % name, code)]
+    assert raw == []
 
 
 def test_a_threshold_of_validate_is_a_number():
@@ -188,13 +209,13 @@ def test_every_problem_of_every_role_reaches_the_gate_message():
     # The plan action turns role_spec's messages into the phase's refusal, the pass records it, the gate lists it.
     first = role_spec.refusal("rocm_health", refusals("rocm_health", "rocm_health_resume_window_hours", 0)
                               + refusals("rocm_health", "rocm_health_kfd_group", "render\n"))
-    second = role_spec.refusal("rocm_metrics", refusals("rocm_metrics", "rocm_metrics_enabled", "false"))
+    second = role_spec.refusal("rocm_metrics", refusals("rocm_metrics", "rocm_metrics_enabled", "no"))
     recorded = plan_pass.record(plan_pass.record({}, "health", refusals=[first]), "metrics", refusals=[second])
     message = plan_pass.gate_message("node1", "6.2.4", recorded)
     assert message.startswith("node1 is not ready for ROCm 6.2.4: 2 problems, found by planning every phase before "
                               "any change, so nothing was changed.")
     for words in ("rocm_health_resume_window_hours must be at least 1, got 0",
                   "rocm_health_kfd_group holds a line break ('render\\n')",
-                  "rocm_metrics_enabled must be a boolean (true or false, unquoted), got the string 'false'"):
+                  "rocm_metrics_enabled must be a boolean (true or false), got the string 'no'"):
         assert words in message, message
     assert "\n" not in message

@@ -53,7 +53,7 @@ CASES = [
       "(3) access: rocm_access_groups holds names that are not group names: 'gpu users'",
       "(4) env: rocm_env_miopen_dir /srv/alice-cache is a directory of uid 1000",
       "(5) modules: variables that do not match the role's meta/argument_specs.yml: rocm_modules_install must be "
-      "a boolean (true or false, unquoted), got the string 'maybe'",
+      "a boolean (true or false), got the string 'maybe'",
       "(6) containers: rocm_containers_cdi_spec must be a .json file directly in /etc/cdi or /var/run/cdi",
       "(7) verify: rocm_verify_expected_gfx_targets holds values that are not gfx targets"]),
     # Values of the right form but a bad type, range or line (issue 38, "Bad values pass the gate"): each passed the
@@ -63,14 +63,14 @@ CASES = [
     ("bad values of the roles' schemas",
      {"rocm_health_max_uncorrectable_ecc": -1, "rocm_health_resume_window_hours": 0,
       "rocm_health_node_class": "mi300", "rocm_health_node_classes": {"mi300": {"gpu_count": "8"}},
-      "rocm_health_kfd_group": "render\n", "rocm_metrics_enabled": "false"}, None, None,
+      "rocm_health_kfd_group": "render\n", "rocm_metrics_enabled": "no"}, None, None,
      ["2 problems", GATE, "health: variables that do not match the role's meta/argument_specs.yml",
       "rocm_health_kfd_group holds a line break",
       "rocm_health_max_uncorrectable_ecc must be at least 0, got -1",
       "rocm_health_node_classes['mi300'].gpu_count must be a whole number (unquoted), got the string '8'",
       "rocm_health_resume_window_hours must be at least 1, got 0",
       "metrics: variables that do not match the role's meta/argument_specs.yml: rocm_metrics_enabled must be a "
-      "boolean (true or false, unquoted), got the string 'false'"]),
+      "boolean (true or false), got the string 'no'"]),
     # Three roles' bad inputs, among them the issue's first example (a shell expansion in rocm_env_rocm_path).
     ("three roles at once",
      {"rocm_env_rocm_path": "/opt/rocm$(id)", "rocm_access_groups": ["gpu users"],
@@ -145,7 +145,7 @@ def test_a_report_variable_of_the_wrong_type_is_refused_before_the_report(host, 
     assert run.rc != 0 and run.recap[NODE]["failed"] == 1 and run.changed(NODE) == 0, run
     message = " ".join(run.output.split())
     assert ("variables that do not match the role's meta/argument_specs.yml: rocm_report_fail_on_problems must be "
-            "a boolean (true or false, unquoted), got the string 'maybe'") in message, run
+            "a boolean (true or false), got the string 'maybe'") in message, run
     assert not dest.exists()
     assert runs.differences(before, after) == []
 

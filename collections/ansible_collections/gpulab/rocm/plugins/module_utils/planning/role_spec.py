@@ -10,9 +10,10 @@ meta/input_constraints.yml (CONSTRAINTS_FILE): what Ansible's argument spec cann
 the keys and values of a dict. (ansible-lint's schema of argument_specs.yml refuses any key Ansible does not know, so
 these cannot go into the options themselves.)
 
-The types are strict: the value itself must be of the option's type, as the role's own conditions and its phase's
-planner read it (`when: rocm_metrics_enabled`, a node class's gpu_count). Ansible's validator would convert the
-string 'false' to False and '8' to 8 in a copy the role never sees, so such a string is refused here, not converted.
+The types are strict: the value itself must be of the option's type, as the role's phase's planner reads it (a node
+class's gpu_count). Ansible's validator would convert the string '8' to 8 in a copy the role never sees, so such a
+string is refused here, not converted. A boolean's one exception is 'true' and 'false' exactly, what an AWX survey's
+choice sends: every role reads its booleans through `| bool` (tests/test_role_inputs.py holds them to it).
 Ansible's validator then checks what it knows (choices, elements' choices, required) on the values whose types
 passed. Every string, at any depth (keys of dicts too), must be one line. Nothing here changes the values."""
 
@@ -33,7 +34,7 @@ CONSTRAINT_KEYS = ('type', 'elements', 'choices', 'minimum', 'maximum', 'exclusi
                    'keys', 'values', 'options', 'multiline')
 
 _WANTED = {
-    'bool': 'a boolean (true or false, unquoted)',
+    'bool': 'a boolean (true or false)',
     'int': 'a whole number (unquoted)',
     'float': 'a number (unquoted)',
     'str': 'a string',
@@ -43,9 +44,14 @@ _WANTED = {
 }
 
 
+SURVEY_BOOLEANS = ('true', 'false')
+
+
 def _is_type(value, kind):
     if kind == 'bool':
-        return isinstance(value, bool)
+        # 'true' and 'false' exactly: what an AWX survey's choice sends (it has no boolean type); every role reads a
+        # boolean through `| bool`, which reads these two as Ansible does. No other spelling ('yes', 'False', '1').
+        return isinstance(value, bool) or value in SURVEY_BOOLEANS
     if kind == 'int':
         return isinstance(value, integer_types) and not isinstance(value, bool)
     if kind == 'float':

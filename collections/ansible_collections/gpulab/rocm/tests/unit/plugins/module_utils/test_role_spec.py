@@ -25,7 +25,7 @@ def test_values_that_match_have_no_error():
 def test_a_string_is_refused_where_ansible_would_convert_it():
     # The roles read the value itself (`when: rocm_metrics_enabled`), so 'yes' is not converted to True but refused.
     assert role_spec.errors(OPTIONS, dict(GOOD, rocm_env_bashrc_enabled='yes')) == [
-        "rocm_env_bashrc_enabled must be a boolean (true or false, unquoted), got the string 'yes' (-e name=value "
+        "rocm_env_bashrc_enabled must be a boolean (true or false), got the string 'yes' (-e name=value "
         "gives a string: pass it as YAML or JSON, for example -e '{\"rocm_env_bashrc_enabled\": ...}')"]
     assert role_spec.errors(OPTIONS, dict(GOOD, rocm_access_groups='video,render')) == [
         "rocm_access_groups must be a list, got the string 'video,render' (-e name=value gives a string: pass it "
@@ -37,7 +37,7 @@ def test_every_mismatch_is_named_at_once():
                                               rocm_env_extra_vars=['A=1']))
     text = ' '.join(messages)
     assert len(messages) == 3, messages
-    assert "rocm_env_bashrc_enabled must be a boolean (true or false, unquoted), got the string 'maybe'" in text
+    assert "rocm_env_bashrc_enabled must be a boolean (true or false), got the string 'maybe'" in text
     # Choices are Ansible's validator's, on the values whose types passed.
     assert 'rocm_repo_state' in text and 'present, absent' in text and 'gone' in text
     assert 'rocm_env_extra_vars must be a mapping (dict), got a list' in text
