@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import stat
 import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import bdf_from_location, hex_id
@@ -62,16 +63,22 @@ def parse_kfd_properties(text):
     return values
 
 
+# The most any one file of the node gives these readers (the largest seen, a KFD properties file, is a few KiB).
+MAX_READ_BYTES = 1 << 20
+
+
 def is_gpu_class(pci_class):
     """Display controllers (0x03xxxx) and processing accelerators (0x12xxxx) are the GPU classes."""
     return pci_class is not None and (pci_class >> 16) in (0x03, 0x12)
 
 
 def _read(path, default=None):
+    data = _read_bytes(path, None)
+    if data is None:
+        return default
     try:
-        with open(path, 'r') as handle:
-            return handle.read().strip()
-    except (IOError, OSError, UnicodeDecodeError):
+        return data.decode('utf-8').strip()
+    except UnicodeDecodeError:
         return default
 
 
@@ -302,12 +309,29 @@ def detect_container(root='/', proc_root='/proc'):
     return bool(hints), kind, hints
 
 
-def _read_bytes(path):
+def _read_bytes(path, default=b''):
+    """At most MAX_READ_BYTES of a regular file (sysfs attributes, KFD properties, /proc/1/environ): never blocks on a
+    FIFO (opened non-blocking) nor reads a device (a link to /dev/zero planted under a sysfs_root); default when it is
+    absent, unreadable, not a regular file or longer than that."""
     try:
-        with open(path, 'rb') as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return b''
+        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0))
+    except OSError:
+        return default
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return default
+        chunks, size = [], 0
+        while size <= MAX_READ_BYTES:
+            chunk = os.read(fd, MAX_READ_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError:
+        return default
+    finally:
+        os.close(fd)
+    return default if size > MAX_READ_BYTES else b''.join(chunks)
 
 
 def gather_pci(sysfs_root='/sys', root='/', proc_root='/proc'):

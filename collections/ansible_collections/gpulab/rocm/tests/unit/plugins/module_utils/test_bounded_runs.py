@@ -251,3 +251,18 @@ def test_package_lists_are_searched_in_pieces_with_a_name_across_two(tmp_path):
     (lists / "repo.radeon.com_rocm_apt_6.4_dists_noble_main_binary-amd64_Packages").write_bytes(text)
     assert ns.listed_packages(str(tmp_path), ["rocm-hip-sdk", "amd-smi-lib", "rocm-dev"]) == {
         "rocm-hip-sdk", "amd-smi-lib"}
+
+
+def test_the_pci_reader_is_bounded_and_never_blocks_on_a_fifo(tmp_path):
+    # The health check and the probe read sysfs and /proc/1/environ under a root the data file or the module names.
+    from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import pci
+    fifo, zero, big, small = tmp_path / 'fifo', tmp_path / 'zero', tmp_path / 'big', tmp_path / 'small'
+    os.mkfifo(str(fifo))
+    zero.symlink_to('/dev/zero')
+    big.write_bytes(b'x' * (pci.MAX_READ_BYTES + 1))
+    small.write_text('0x1002\n')
+    started = time.monotonic()
+    assert pci._read(str(fifo)) is None and pci._read_bytes(str(fifo)) == b''  # not a regular file
+    assert pci._read(str(zero)) is None and pci._read(str(big)) is None
+    assert time.monotonic() - started < 5
+    assert pci._read(str(small)) == '0x1002' and pci._read_int(str(small)) == 0x1002
