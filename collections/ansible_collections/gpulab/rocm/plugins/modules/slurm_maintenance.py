@@ -133,7 +133,8 @@ CALL_TIMEOUT = 30
 
 def run(module, argv, seconds=CALL_TIMEOUT):
     # process_run, not module.run_command: that waits a second more after some runs of coreutils' timeout.
-    return process_run(['timeout', str(seconds)] + argv)
+    # Its own limit too (timeout(1) stops the tool; this stops what holds its output open after it).
+    return process_run(['timeout', str(seconds)] + argv, timeout=seconds + 5)
 
 
 def show(module, tools, name):

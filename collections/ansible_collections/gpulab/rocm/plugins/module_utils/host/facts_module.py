@@ -15,7 +15,7 @@ __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import _facts_common
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
-    TOOL_DIRS, ParseError, ToolTimeout, read_src, timed_run, utf8_notice, valid_utf8,
+    TOOL_DIRS, ParseError, ToolHeldOpen, ToolOutputCut, ToolTimeout, read_src, timed_run, utf8_notice, valid_utf8,
 )
 
 
@@ -79,6 +79,9 @@ def tool_run(module, notices):
 
 
 def timeout_message(exc):
+    """The tool's stop in one message: a timeout may be a wedged GPU; output cut or held open is the tool's own."""
+    if isinstance(exc, (ToolOutputCut, ToolHeldOpen)):
+        return '{0}: the tool is not behaving; run it by hand to see its output.'.format(exc)
     return '{0}: the GPU or its driver may be wedged (dmesg shows why); reset the GPU or reboot the node.'.format(exc)
 
 
