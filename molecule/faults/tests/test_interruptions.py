@@ -86,7 +86,7 @@ def test_a_run_killed_during_a_failing_refresh_is_finished_by_the_next(host):
     # (the journal's sources, not the ones the killed run wrote), as its message says.
     run = site(bad)
     assert run.rc != 0, run
-    assert "previous sources, pin and key were restored, and apt refreshes their lists again" in flat(run), run
+    assert "previous sources, pin and key were put back, and apt reads the host's sources again" in flat(run), run
     assert host.file(SOURCES).content_string == good
     assert not host.file(JOURNAL).exists
     assert apt_update_is_clean(host)
@@ -101,7 +101,7 @@ def test_a_failed_change_of_key_puts_the_old_key_back(host):
     run = site({"rocm_repo_key_url": os.environ["GPULAB_MIRROR_WRONG_KEY_URL"],
                 "rocm_repo_key_fingerprints": [wrong]}, tags="repo")
     assert run.rc != 0, run
-    assert "previous sources, pin and key were restored, and apt refreshes their lists again" in flat(run), run
+    assert "previous sources, pin and key were put back, and apt reads the host's sources again" in flat(run), run
     assert host.check_output("sha256sum %s" % KEYRING) == before
     assert apt_update_is_clean(host)
 

@@ -165,11 +165,13 @@ ansible_facts:
   type: dict
   contains:
     gpulab_node:
-      description: One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups),
-        C(alternatives), C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates),
-        C(containers), C(slurm), C(slurm_state), C(modules), C(health) with C(health_recorded_gpu_count)), plus C(sections), C(params), C(notices) (what was
-        replaced or left unread, and why) and C(timeouts) (the tools stopped: by their time limit,
-        for printing more than 16 MiB, or for a process they started that held their output open).
+      description:
+        - One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups), C(alternatives),
+          C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates), C(containers),
+          C(slurm), C(slurm_state), C(modules), C(health) with C(health_recorded_gpu_count)), plus C(sections),
+          C(params), C(notices) (what was replaced or left unread, and why) and C(timeouts) (the tools stopped - by
+          their time limit, for printing more than 16 MiB, or for a process they started that held their output
+          open).
       returned: always
       type: dict
 '''

@@ -366,6 +366,17 @@ def has_package_lists(root):
         return False
 
 
+def _package_search(found, wanted, overlap):
+    """A reader of one list's pieces that adds to found each wanted name whose needle it sees, across two pieces."""
+    state = {'tail': b'\n'}
+
+    def search(chunk):
+        data = state['tail'] + chunk
+        found.update(name for name, needle in wanted.items() if name not in found and needle in data)
+        state['tail'] = data[-overlap:]
+    return search
+
+
 def listed_packages(root, names):
     """The names among `names` that some package list of apt offers (its *_Packages files), read without building
     apt's cache: a byte search for the "Package: NAME" line of each. Compressed lists are not read."""
@@ -382,13 +393,7 @@ def listed_packages(root, names):
             continue
         # Root's own files (apt writes them), read in 1 MiB pieces (a list of every Ubuntu package is some hundred
         # MiB), each searched with the end of the one before, and no more than PACKAGES_LIMIT of one file.
-        state = {'tail': b'\n'}
-
-        def search(chunk, state=state):
-            data = state['tail'] + chunk
-            found.update(name for name, needle in wanted.items() if name not in found and needle in data)
-            state['tail'] = data[-overlap:]
-        read_bytes(os.path.join(lists_dir, entry), PACKAGES_LIMIT, search, keep=False)
+        read_bytes(os.path.join(lists_dir, entry), PACKAGES_LIMIT, _package_search(found, wanted, overlap), keep=False)
     return found
 
 

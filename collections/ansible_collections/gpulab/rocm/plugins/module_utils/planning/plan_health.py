@@ -212,7 +212,7 @@ def code_removal(node, phase, install_dir, result):
     the collection's layout) removed whole, install_dir and /usr/lib/gpulab pruned where empty; kept with a notice
     where another phase still runs it (code_kept_for)."""
     paths = node.get('paths') or {}
-    tree = install_dir + '/' + node_code.PACKAGE.split('/')[0]
+    tree = install_dir + '/' + node_code.PACKAGE.split('/', 1)[0]
     if not _exists(paths.get(tree)) and not _exists(paths.get(install_dir)):
         return
     why = code_kept_for(node, phase) if install_dir == LIB else None

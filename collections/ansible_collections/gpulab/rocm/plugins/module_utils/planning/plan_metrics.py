@@ -363,7 +363,7 @@ def absent_paths(wanted):
     paths = [CLI, CONFIG, UNIT_DIR + '/gpulab-metrics.service', UNIT_DIR + '/gpulab-metrics.timer', dropin, DROPIN_DIR,
              '/etc/gpulab', '/usr/lib/gpulab', LEGACY_INSTALL_DIR]
     install_dir = wanted.get('install_dir') or node_code.LIB
-    paths += [install_dir, install_dir + '/' + node_code.PACKAGE.split('/')[0]]
+    paths += [install_dir, install_dir + '/' + node_code.PACKAGE.split('/', 1)[0]]
     if wanted.get('textfile_dir'):
         paths.append(wanted['textfile_dir'].rstrip('/') + '/gpulab.prom')
     return paths + [path for users in plan_health.CODE_USERS.values() for path in users]

@@ -198,7 +198,7 @@ def test_a_child_that_left_the_group_cannot_hold_the_run(tmp_path):
         assert time.monotonic() - started < 1 + common.KILL_AFTER + common.DRAIN + SLACK
         assert (result[0], result[1], result.stopped) == (124, "hi\n", "timeout")
     finally:
-        for _ in range(40):  # the escaped sleep is this test's to end
+        for _attempt in range(40):  # the escaped sleep is this test's to end
             if pidfile.exists() and pidfile.read_text().strip():
                 break
             time.sleep(0.05)

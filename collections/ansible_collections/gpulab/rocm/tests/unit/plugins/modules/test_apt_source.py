@@ -373,7 +373,8 @@ class StubApt:
         key = " ".join(argv[:2])
         if self.answers.get(key):
             return self.answers[key].pop(0)
-        completed = subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ, **environ_update))
+        completed = subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ, **environ_update),
+                                   check=False)
         return completed.returncode, completed.stdout, completed.stderr
 
 
