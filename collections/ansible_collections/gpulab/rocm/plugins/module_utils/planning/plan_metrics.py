@@ -231,15 +231,18 @@ def count_rule(node, wanted, stack):
 def writer_config(node, wanted, stack):
     """The writer's /etc/gpulab/metrics.json: where to write, and what the node should show.
 
-    expected_pci: the one count of gpu_count.expected (rocm_metrics_expected_gpus, else rocm_expected_gpu_count,
-    else the count the health data file recorded where the bus shows fewer, else the AMD functions on the bus now),
-    the same count rocm_health checks. expected_kfd: the KFD GPU nodes (rocminfo agents: a partitioned GPU has
+    expected_pci: the count of gpu_count.expected in PCI functions (rocm_metrics_expected_gpus, else the count the
+    health data file recorded where the bus shows fewer, else the AMD functions on the bus now; the stack-wide
+    rocm_expected_gpu_count counts rocminfo agents, so it sets expected_kfd only). expected_kfd: the KFD GPU nodes (rocminfo agents: a partitioned GPU has
     several): the set count where one is set, the agents KFD lists now plus those of the GPUs missing from the bus
     where the recorded count is above it, else the agents KFD lists now. A GPU that drops off later shows as fewer
     than expected.
     """
     pci = node.get('gpu_pci') or {}
     rule = count_rule(node, wanted, stack)
+    # rocm_expected_gpu_count counts rocminfo agents (a partitioned GPU is several): it sets the KFD expectation; the
+    # PCI functions' comes from the same rule without it.
+    pci_rule = rule if rule['source'] != gpu_count.STACK else count_rule(node, wanted, dict(stack, expected_gpu_count=-1))
     nodes = pci.get('kfd_gpu_nodes') or 0
     if rule['configured']:
         expected_kfd = rule['count']
@@ -250,7 +253,7 @@ def writer_config(node, wanted, stack):
     else:
         expected_kfd = nodes
     return {'textfile_dir': wanted['textfile_dir'], 'textfile_name': 'gpulab.prom',
-            'expected_pci': rule['count'], 'expected_kfd': expected_kfd,
+            'expected_pci': pci_rule['count'], 'expected_kfd': expected_kfd,
             'rocm_path': wanted['rocm_path'], 'rocm_source': stack.get('install_source') or '',
             'node_class': wanted.get('node_class') or '', 'health_file': wanted['health_file'],
             'sysfs_root': wanted.get('sysfs_root') or '/sys'}

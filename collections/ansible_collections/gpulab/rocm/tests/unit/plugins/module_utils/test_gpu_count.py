@@ -63,9 +63,10 @@ def test_the_same_inputs_give_all_four_the_same_count():
     assert seen['counts'] == (1, 1) and seen['metrics']['config']['expected_kfd'] == 1
     assert seen['verify']['problems'] == [] and seen['report']['problems'] == []
     assert gpu_count.expected(node(), inputs())['count'] == 1
-    # The stack-wide count: the same for all four (rocm_metrics used to take the bus now for pci).
+    # The stack-wide count counts rocminfo agents: health, verify, the report and the metrics' KFD series take it;
+    # the metrics' PCI series keeps the rule without it (the PCI functions: a partitioned GPU is several agents).
     two = all_four(node(), inputs(rocm_expected_gpu_count=2))
-    assert two['counts'] == (2, 2) and two['metrics']['config']['expected_kfd'] == 2
+    assert two['counts'] == (2, 1) and two['metrics']['config']['expected_kfd'] == 2
     assert two['verify']['problems'] == ['rocminfo lists 1 GPU agent(s), expected 2 (rocm_expected_gpu_count)']
     assert two['report']['problems'] == ['1 AMD GPU(s) found, the inventory expects 2 (rocm_expected_gpu_count)']
 
@@ -102,9 +103,10 @@ def test_an_explicit_lower_count_lowers_it_as_the_admin_s_decision():
     assert lowered['metrics']['notices'] == [
         'gpulab_gpus_expected: rocm_metrics_expected_gpus lowers the expected GPU count to 1 (the PCI bus shows 1, '
         "the health data file recorded 2): the admin's decision"]
-    # The stack-wide count lowers it for all four; verify and the report then find what they expect.
+    # The stack-wide count lowers it for health, verify, the report and the metrics' KFD series (the PCI series keeps
+    # the recorded 2: rocm_expected_gpu_count counts rocminfo agents).
     stack_wide = all_four(node(recorded=2), inputs(rocm_expected_gpu_count=1))
-    assert stack_wide['counts'] == (1, 1)
+    assert stack_wide['counts'] == (1, 2) and stack_wide['metrics']['config']['expected_kfd'] == 1
     assert stack_wide['verify']['problems'] == [] and stack_wide['report']['problems'] == []
     assert "rocm_expected_gpu_count lowers the expected GPU count to 1" in stack_wide['health']['notices'][0]
     # A node class's count is rocm_health's override too, before rocm_health_gpu_count.

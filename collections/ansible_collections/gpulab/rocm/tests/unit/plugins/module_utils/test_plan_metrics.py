@@ -56,10 +56,11 @@ def test_a_missing_node_exporter_is_installed():
 
 
 def test_the_stack_count_sets_the_expectation():
-    # Issue 36: the one count rule (gpu_count.expected), as rocm_health's: the stack-wide count for the bus too.
+    # The one count rule (gpu_count.expected); the stack-wide count counts rocminfo agents: the KFD series takes it,
+    # the PCI series the rule without it (the bus's 2 here).
     result = planner.plan('metrics', NODE, WANTED, dict(STACK, expected_gpu_count=8))
     config = json.loads(result['files'][plan_metrics.CONFIG])
-    assert (config['expected_pci'], config['expected_kfd']) == (8, 8)
+    assert (config['expected_pci'], config['expected_kfd']) == (2, 8)
     assert result['notices'] == ["gpulab_gpus_expected: 8 AMD GPU(s) expected (rocm_expected_gpu_count), the PCI bus "
                                  "shows 2 now: the expectation stays (a GPU that fell off the bus does not lower it); "
                                  "lowering it is the admin's decision: set rocm_expected_gpu_count (every role) or "
