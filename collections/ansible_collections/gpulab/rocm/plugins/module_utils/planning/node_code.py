@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The collection's code that runs on the nodes as root outside Ansible, and how it gets there: one list, one folder.
+"""The collection's code that runs on the nodes as root outside Ansible, and how it gets there and goes again: one
+list, one folder, removed with the last program that runs it.
 
 The programs are in module_utils/node/ (the health check, run by its systemd timer, Slurm's HealthCheckProgram and
 Prolog; the metrics writer, run by its timer). They import the parsers and one host helper; SHIPPED is that closed
@@ -24,6 +25,9 @@ SHIPPED = (
     'parsers/rocm_smi', 'parsers/rocminfo', 'parsers/slurm_conf',
     'host/root_files',
 )
+# The programs that run the shipped code, by the phase that installs them: the code goes with the last of them.
+CODE_USERS = {'health': ('/usr/sbin/gpulab-gpu-health', '/usr/sbin/gpulab-slurm-health', '/usr/sbin/gpulab-slurm-prolog'),
+              'metrics': ('/usr/local/sbin/gpulab-metrics-textfile',)}
 _SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -63,3 +67,58 @@ def entry_script(name, what, role, doc, install_dir, module, call):
             'sys.path.insert(0, %r)\n'
             'from ansible_collections.gpulab.rocm.plugins.module_utils.node import %s  # noqa: E402\n'
             'sys.exit(%s.%s())\n' % (name, what, doc, role, install_dir, install_dir, module, module, call))
+
+
+def exists(info):
+    """Whether the probe saw something at a path (a path it did not describe counts as there: nothing is assumed
+    gone)."""
+    return info is None or info.get('exists') is not False
+
+
+def code_kept_for(node, phase):
+    """Why the shared node code (LIB) stays when `phase` removes its programs: another phase's program is
+    on the node and this run's plan pass does not remove it; None when the code can go."""
+    paths = node.get('paths') or {}
+    going = (node.get('pass') or {}).get('changes') or {}
+    for other, programs in sorted(CODE_USERS.items()):
+        if other == phase:
+            continue
+        left = [path for path in programs
+                if exists(paths.get(path)) and 'remove %s' % path not in (going.get(other) or [])]
+        if left:
+            return '%s (role rocm_%s) still runs it' % (', '.join(left), other)
+    return None
+
+
+def code_removal(node, phase, install_dir, result):
+    """The shared node code under install_dir into a removal plan: its package tree (install_dir/ansible_collections,
+    the collection's layout) removed whole, install_dir and /usr/lib/gpulab pruned where empty; kept with a notice
+    where another phase still runs it (code_kept_for)."""
+    paths = node.get('paths') or {}
+    tree = install_dir + '/' + PACKAGE.split('/', 1)[0]
+    if not exists(paths.get(tree)) and not exists(paths.get(install_dir)):
+        return
+    why = code_kept_for(node, phase) if install_dir == LIB else None
+    if why:
+        result.warn('%s stays: %s (it goes with the last of the programs that run it)' % (install_dir, why))
+        return
+    if exists(paths.get(tree)):
+        result['remove']['trees'].append(tree)
+        result.change('remove %s' % tree, 'the node code of the GPU programs (state absent)')
+    result['remove']['prune'] += [install_dir] + (['/usr/lib/gpulab'] if install_dir == LIB else [])
+
+
+def prune_changes(node, result, reason):
+    """Keep in remove.prune the folders the probe saw; a change for each that holds something planned away (the
+    others are tidied if empty, with no change claimed)."""
+    paths = node.get('paths') or {}
+    gone = result['remove']['files'] + result['remove']['trees']
+    kept = []
+    for folder in result['remove']['prune']:
+        info = paths.get(folder)
+        if folder in kept or (info is not None and info.get('type') != 'directory'):
+            continue
+        kept.append(folder)
+        if any(path.startswith(folder + '/') for path in gone):
+            result.change('remove %s where empty' % folder, reason)
+    result['remove']['prune'] = kept

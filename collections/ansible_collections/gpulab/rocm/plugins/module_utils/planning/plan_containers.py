@@ -45,16 +45,10 @@ PHASE = {
         'daemon_json_mode': 'The mode daemon.json keeps.',
         'restart_docker': 'Whether dockerd is restarted to read the CDI setting.',
         'check': 'The container check: engines, users, cases, gids, image, busybox, become_method (sudo or su).',
+        'remove': "Removed (state absent): files to remove (the role's CDI spec, a daemon.json that held only its key).",
     },
 }
 
-
-# Removed (state absent), the plan's key remove: the files to remove (the role's CDI spec, a daemon.json that held
-# only the role's key); a daemon.json with the lab's keys is written without ours through daemon_json. Declared
-# here, beside the PHASE block.
-PHASE['keys'].update({
-    'remove': "Removed (state absent): files to remove (the role's CDI spec, a daemon.json that held only its key).",
-})
 
 ENGINES = ('podman', 'docker')
 KIND = 'amd.com/gpu'

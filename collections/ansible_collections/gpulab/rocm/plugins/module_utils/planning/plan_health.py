@@ -34,6 +34,8 @@ PHASE = {
         'library': "The program's code to write (the collection's module_utils it runs), path to content.",
         'files': 'The expected values to write (the data file), path to content.',
         'scripts': 'The entry scripts to write (mode 0755), path to content.',
+        'remove': ("Removed (state absent): files (to unlink), trees (folders removed with what they hold) and prune "
+                   "(folders removed only where empty, deepest first)."),
     },
 }
 
@@ -47,20 +49,12 @@ SLURM_PROGRAM = '/usr/sbin/gpulab-slurm-health'
 PROLOG_PROGRAM = '/usr/sbin/gpulab-slurm-prolog'
 # The programs that run the shared node code (node_code.LIB), by the phase that installs them: the code goes with
 # the last of them (rocm_metrics' writer is plan_metrics.CLI; test_plan_health holds the two the same).
-CODE_USERS = {'health': (PROGRAM, SLURM_PROGRAM, PROLOG_PROGRAM),
-              'metrics': ('/usr/local/sbin/gpulab-metrics-textfile',)}
 ENTRY = node_code.entry_script('gpulab-gpu-health', 'the GPU health check', 'rocm_health', 'docs/health.md', LIB,
                                'health_run', 'main')
 SLURM_ENTRY = node_code.entry_script('gpulab-slurm-health', "Slurm's HealthCheckProgram (drain, resume)", 'rocm_health',
                                      'docs/health.md', LIB, 'health_slurm', 'main')
 PROLOG_ENTRY = node_code.entry_script('gpulab-slurm-prolog', "Slurm's Prolog (refuses a job on an unhealthy node)",
                                       'rocm_health', 'docs/health.md', LIB, 'health_slurm', 'prolog')
-# Removed (state absent), the plan's key remove: {'files' (unlinked), 'trees' (removed with what they hold),
-# 'prune' (removed where empty once the rest is gone, deepest first)}; declared here, beside the PHASE block.
-PHASE['keys'].update({
-    'remove': ("Removed (state absent): files (to unlink), trees (folders removed with what they hold) and prune "
-               "(folders removed only where empty, deepest first)."),
-})
 # The role's variables that go into the data file as they are (health.DEFAULTS names the keys).
 _COPIED = ('link_policy', 'aer_correctable', 'max_uncorrectable_ecc', 'max_pending_bad_pages', 'rocminfo_timeout',
            'amd_smi_timeout', 'kfd_group', 'render_group', 'sysfs_root', 'dev_root', 'resume_limit',
@@ -105,7 +99,7 @@ def has_work(plan, wanted):
 
 def probe_needs(node, wanted, stack, fresh=()):
     """The compared paths the probe has not described (removed: also the other users of the shared node code)."""
-    paths = probe_paths() + ([STATE_DIR] + [path for users in CODE_USERS.values() for path in users]
+    paths = probe_paths() + ([STATE_DIR] + [path for users in node_code.CODE_USERS.values() for path in users]
                              if absent(wanted) else [])
     missing = [path for path in paths if path not in (node.get('paths') or {})]
     return {'sections': ['paths'], 'paths': sorted(set(missing))} if missing else None
@@ -186,61 +180,6 @@ def absent(wanted):
     return wanted.get('state', 'present') == 'absent'
 
 
-def _exists(info):
-    """Whether the probe saw something at a path (a path it did not describe counts as there: nothing is assumed
-    gone)."""
-    return info is None or info.get('exists') is not False
-
-
-def code_kept_for(node, phase):
-    """Why the shared node code (node_code.LIB) stays when `phase` removes its programs: another phase's program is
-    on the node and this run's plan pass does not remove it; None when the code can go."""
-    paths = node.get('paths') or {}
-    going = (node.get('pass') or {}).get('changes') or {}
-    for other, programs in sorted(CODE_USERS.items()):
-        if other == phase:
-            continue
-        left = [path for path in programs
-                if _exists(paths.get(path)) and 'remove %s' % path not in (going.get(other) or [])]
-        if left:
-            return '%s (role rocm_%s) still runs it' % (', '.join(left), other)
-    return None
-
-
-def code_removal(node, phase, install_dir, result):
-    """The shared node code under install_dir into a removal plan: its package tree (install_dir/ansible_collections,
-    the collection's layout) removed whole, install_dir and /usr/lib/gpulab pruned where empty; kept with a notice
-    where another phase still runs it (code_kept_for)."""
-    paths = node.get('paths') or {}
-    tree = install_dir + '/' + node_code.PACKAGE.split('/', 1)[0]
-    if not _exists(paths.get(tree)) and not _exists(paths.get(install_dir)):
-        return
-    why = code_kept_for(node, phase) if install_dir == LIB else None
-    if why:
-        result.warn('%s stays: %s (it goes with the last of the programs that run it)' % (install_dir, why))
-        return
-    if _exists(paths.get(tree)):
-        result['remove']['trees'].append(tree)
-        result.change('remove %s' % tree, 'the node code of the GPU programs (state absent)')
-    result['remove']['prune'] += [install_dir] + (['/usr/lib/gpulab'] if install_dir == LIB else [])
-
-
-def prune_changes(node, result, reason):
-    """Keep in remove.prune the folders the probe saw; a change for each that holds something planned away (the
-    others are tidied if empty, with no change claimed)."""
-    paths = node.get('paths') or {}
-    gone = result['remove']['files'] + result['remove']['trees']
-    kept = []
-    for folder in result['remove']['prune']:
-        info = paths.get(folder)
-        if folder in kept or (info is not None and info.get('type') != 'directory'):
-            continue
-        kept.append(folder)
-        if any(path.startswith(folder + '/') for path in gone):
-            result.change('remove %s where empty' % folder, reason)
-    result['remove']['prune'] = kept
-
-
 def plan_absent(node):
     """Removed (rocm_health_state: absent): the entry scripts, the data file, the state folder, the shared node code
     where rocm_metrics' writer does not need it, and our folders where nothing else is left in them. The Slurm lines
@@ -261,7 +200,7 @@ def plan_absent(node):
     if (paths.get(STATE_DIR) or {}).get('exists'):
         result['remove']['trees'].append(STATE_DIR)
         result.change('remove %s' % STATE_DIR, "the check's state (its last result, AER counters, resumes)")
-    code_removal(node, 'health', LIB, result)
+    node_code.code_removal(node, 'health', LIB, result)
     result['remove']['prune'] = ['/etc/gpulab', '/var/lib/gpulab'] + result['remove']['prune']
-    prune_changes(node, result, 'only the health check\'s files were in it')
+    node_code.prune_changes(node, result, 'only the health check\'s files were in it')
     return result

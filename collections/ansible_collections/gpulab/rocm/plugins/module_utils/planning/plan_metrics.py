@@ -26,7 +26,6 @@ import os
 import re
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import amd_exporter_fields, gpu_count, gpu_support, node_code
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_health
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 # The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
@@ -46,17 +45,11 @@ PHASE = {
         'systemd': 'Whether systemd runs the host (the timer and node_exporter are started there).',
         'services': 'The units to enable and start where systemd runs (the timer, node_exporter, AMD\'s exporter).',
         'amd_exporter_query': "Packages to ask apt about (AMD's amdgpu-exporter, before it is installed).",
+        'remove': ("Removed (state absent): units (stopped and disabled first), files, trees, prune (folders removed "
+                   "only where empty) and node_exporter (restart it where it runs: our drop-in is gone)."),
     },
 }
 
-
-# Removed (state absent), the plan's key remove: plan_health's ('files', 'trees', 'prune') plus 'units' (stopped
-# and disabled first) and 'node_exporter' (restarted where it runs, once our drop-in is gone); declared here, beside
-# the PHASE block.
-PHASE['keys'].update({
-    'remove': ("Removed (state absent): units (stopped and disabled first), files, trees, prune (folders removed "
-               "only where empty) and node_exporter (restart it where it runs: our drop-in is gone)."),
-})
 
 CLI = '/usr/local/sbin/gpulab-metrics-textfile'
 CONFIG = '/etc/gpulab/metrics.json'
@@ -369,7 +362,7 @@ def absent_paths(wanted):
     paths += [install_dir, install_dir + '/' + node_code.PACKAGE.split('/', 1)[0]]
     if wanted.get('textfile_dir'):
         paths.append(wanted['textfile_dir'].rstrip('/') + '/gpulab.prom')
-    return paths + [path for users in plan_health.CODE_USERS.values() for path in users]
+    return paths + [path for users in node_code.CODE_USERS.values() for path in users]
 
 
 def probe_needs(node, wanted, stack, fresh=()):
@@ -418,10 +411,10 @@ def plan_absent(node, wanted):
     if (paths.get(LEGACY_INSTALL_DIR) or {}).get('type') == 'directory' and wanted['install_dir'] != LEGACY_INSTALL_DIR:
         result['remove']['trees'].append(LEGACY_INSTALL_DIR)
         result.change('remove %s' % LEGACY_INSTALL_DIR, "the writer's code of an earlier release")
-    plan_health.code_removal(node, 'metrics', wanted['install_dir'], result)
+    node_code.code_removal(node, 'metrics', wanted['install_dir'], result)
     result['remove']['prune'] = [DROPIN_DIR, '/etc/gpulab'] + result['remove']['prune'] + (
         ['/usr/lib/gpulab'] if LEGACY_INSTALL_DIR in result['remove']['trees'] else [])
-    plan_health.prune_changes(node, result, "only the metrics' files were in it")
+    node_code.prune_changes(node, result, "only the metrics' files were in it")
     if not result['systemd'] and (paths.get(service) or {}).get('exists'):
         result.warn('systemd does not run this host (a container): the timer\'s unit files are removed, nothing is '
                     'stopped')

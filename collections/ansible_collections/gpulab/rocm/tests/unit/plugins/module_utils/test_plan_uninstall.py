@@ -181,7 +181,8 @@ def test_a_folder_where_a_program_should_be_is_refused(tmp_path):
 
 
 def test_the_metrics_writer_of_health_names_the_same_program():
-    assert plan_health.CODE_USERS['metrics'] == (plan_metrics.CLI,)
+    assert node_code.CODE_USERS == {'health': (plan_health.PROGRAM, plan_health.SLURM_PROGRAM, plan_health.PROLOG_PROGRAM),
+                                    'metrics': (plan_metrics.CLI,)}
 
 
 def test_a_bad_textfile_folder_is_refused_before_removing():
