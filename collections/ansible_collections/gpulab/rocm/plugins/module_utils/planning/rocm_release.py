@@ -1,8 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Facts about a ROCm release number: repo directory spelling, package version code, apt suites, kdb naming, and
-from ROCm 7.0 the graphics repository and the amdgpu driver with its own numbers (the release table RELEASES_7).
+"""Facts about a ROCm release number, for both of AMD's streams: the legacy one (5.3 to 7.2.4, repo.radeon.com:
+repo directory spelling, package version code, apt suites, kdb naming, from 7.0 the graphics repository and the
+amdgpu driver with its own numbers, RELEASES_7) and the ROCm Core SDK (7.14 on: its repository, key, per-target
+packages, /opt/rocm/core-X.Y and driver window, CORE_RELEASES).
 
 One source of truth for every role; each fact cites docs/rocm-reference.md (a copy of the team's reference) or,
 for the 7.x rows, AMD's own sources named beside them. docs/releases.md shows the table.
@@ -29,7 +31,7 @@ _POINT_RELEASE_INDEXES = ('6.2.4',)
 # AMD's instructions reuse Ubuntu suites on Debian (reference 1.3 and 9; for 7.x ROCm/amdgpu-docs docs/conf.py
 # debian_version_numbers = [('13', 'noble'), ('12', 'jammy')], the 7.2.3 driver docs).
 DEBIAN_SUITES = {'12': 'jammy', '13': 'noble'}
-UBUNTU_SUITES = {'20.04': 'focal', '22.04': 'jammy', '24.04': 'noble'}
+UBUNTU_SUITES = {'20.04': 'focal', '22.04': 'jammy', '24.04': 'noble', '26.04': 'resolute'}
 
 _VERSION_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?\Z')
 _DRIVER_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?\Z')
@@ -42,6 +44,10 @@ _DRIVER_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?\Z')
 #   rocm-7.1.1 26 Nov 2025, rocm-7.2.0 21 Jan 2026) pair them.
 # - ROCm/amdgpu-docs docs/conf.py: rocm 7.0.1 <-> amdgpu_url_version 30.10.1; 7.2.1 <-> 30.30.2 and 7.2.3 <->
 #   30.30.3 (PR #97); the ROCm 7.2.2 release notes list 30.30.x (x 0-2) as its newest driver.
+# - 7.2.4 (29 May 2026), the last release of the legacy stream, with driver 30.30.4: the rocminfo tag rocm-7.2.4 and
+#   the driver support table of AMD's Enterprise AI installer (silogen/cluster-bloom docs/gpu-driver-support.md, not
+#   an AMD docs page; rocm-reference.md 13). AMD's Core SDK install pages say "If you have ROCm 7.2.4 or older
+#   installed, please uninstall it", naming it the last.
 # - Directory spelling of an x.y.0 driver: "30.10" is seen beside rocm/apt/7.0 in a third-party apt log (reference
 #   1.1); 30.20 and 30.30 follow the same rule, PLAUSIBLE, NOT VERIFIED. Point releases use three components
 #   (amdgpu/30.10.2/, AMD's ROCm blog on the Instinct driver version scheme).
@@ -55,16 +61,62 @@ RELEASES_7 = (
     ('7.2.1', '30.30.2'),
     ('7.2.2', '30.30.2'),
     ('7.2.3', '30.30.3'),
+    ('7.2.4', '30.30.4'),
 )
 # The oldest driver a 7.x release runs on: the ROCm 7.2.2 release notes list amdgpu 30.30.x, 30.20.x and 30.10.x;
 # AMD's driver blog gives each driver a window of one year of ROCm releases either side. A ROCm-numbered driver
 # directory (6.4.3) for a 7.x release is refused as too old: the table answers with the release's own driver.
 MIN_DRIVER_7 = '30.10'
-# From ROCm 7.9 AMD builds ROCm with TheRock: previews 7.9-7.12, then 7.13 on from a separate repository
-# (repo.amd.com/rocm/packages-multi-arch, suite stable, its own signing key). Neither the layout nor the key's
-# fingerprint could be checked against AMD's own documentation (only third-party installers name them), so this
-# collection refuses those releases instead of guessing (docs/releases.md).
-THEROCK_FROM = (7, 9)
+
+# The ROCm Core SDK, AMD's production line built by TheRock since July 2026 (rocm-reference.md 13; AMD's transition
+# guide, rocm.docs.amd.com docs-10.0.0 about/transition-guide-TheRock). 7.9-7.13 were technology previews ("versions
+# 7.9 and later represent the technology preview release stream", therock-7.9.0 release notes); 7.14.0 is the first
+# production release. Previews are refused; 7.14 on is the Core stream.
+PREVIEWS = ((7, 9), (7, 13))
+CORE_FROM = (7, 14)
+# Core releases: (release, date, stream, the driver AMD documents with it, the oldest and the newest driver it runs
+# on). Sources:
+# - dates: AMD's transition guide and TheRock's releases (7.14.0 16 Jul 2026, 7.14.1 31 Aug, 10.0.0 26 Aug, 10.1.0
+#   5 Oct 2026; the rocm-systems tag therock-10.0 is dated 26 Aug 2026).
+# - stream: 7.14 is published under repo.amd.com/rocm/packages-multi-arch (its install page), 10.x under
+#   stable.repo.amd.com/rocm/core/packages (the 10.0 install page).
+# - drivers: AMD's install pages point 10.1.0 and 10.0.0 at the amdgpu 31.50.0 documentation (amdgpu-install
+#   31.50.315000-1 on the 10.0 install page) and 7.14.1/7.14.0 at 31.40.1 (the TensorFlow-on-ROCm install page's
+#   release selector); 7.14 runs on 31.40.1 down to 30.10.0 (legacy-rocm-build docs/about/include/
+#   driver-firmware-support-table.md). For 10.x no older driver is documented, so only the 31.50 line is accepted.
+CORE_RELEASES = (
+    ('7.14.0', '2026-07-16', 'multi-arch', '31.40.1', '30.10', '31.40.1'),
+    ('7.14.1', '2026-08-31', 'multi-arch', '31.40.1', '30.10', '31.40.1'),
+    ('10.0.0', '2026-08-26', 'stable', '31.50', '31.50', '31.50'),
+    ('10.1.0', '2026-10-05', 'stable', '31.50', '31.50', '31.50'),
+)
+# The two Core repositories: the folder holding the per-distribution folders, and the signing key's URL (7.14's
+# install page: repo.amd.com/rocm/packages-multi-arch/<distro> and its gpg/rocm.gpg; 10.0's install page:
+# stable.repo.amd.com/rocm/core/packages/<distro>/ and stable.repo.amd.com/rocm/gpg/packages.gpg).
+CORE_STREAMS = {
+    'multi-arch': ('https://repo.amd.com/rocm/packages-multi-arch',
+                   'https://repo.amd.com/rocm/packages-multi-arch/gpg/rocm.gpg'),
+    'stable': ('https://stable.repo.amd.com/rocm/core/packages', 'https://stable.repo.amd.com/rocm/gpg/packages.gpg'),
+}
+# The Core signing key's primary fingerprint. No AMD docs page prints it; AMD-authored code pins it as the AMD ROCm
+# signing key (ROCm/TheRock build_tools/packaging/linux/build_repo_package.py, EXPECTED_KEY_FINGERPRINT, PR #7269)
+# and the key is checked against it after every download, as the legacy key is (rocm-reference.md 13).
+CORE_FINGERPRINTS = ('D0F004A0025A1145C7807FCD0701EAC4D5E02107',)
+CORE_KEYRING = '/etc/apt/keyrings/amdrocm.gpg'
+# Per-distribution folders of the Core repositories (the 10.0 install page: ubuntu2604, ubuntu2404, ubuntu2204,
+# debian13, debian12; Debian no longer reuses Ubuntu's suites).
+CORE_DISTROS = {
+    ('Ubuntu', '22.04'): 'ubuntu2204',
+    ('Ubuntu', '24.04'): 'ubuntu2404',
+    ('Ubuntu', '26.04'): 'ubuntu2604',
+    ('Debian', '12'): 'debian12',
+    ('Debian', '13'): 'debian13',
+}
+# The GPU targets a Core release ships one package each for (amdrocm<X.Y>-<target>): the 10.0 install page lists
+# these fifteen; 7.14's page the same (rocm-reference.md 13). A release missing from the table is asked through its
+# repository's index instead.
+CORE_TARGETS = ('gfx950', 'gfx942', 'gfx90a', 'gfx908', 'gfx1201', 'gfx1200', 'gfx1100', 'gfx1101', 'gfx1102',
+                'gfx1103', 'gfx1030', 'gfx1151', 'gfx1150', 'gfx1152', 'gfx1153')
 
 
 def version_tuple(version):
@@ -80,19 +132,24 @@ def parse_version(version):
     """'6.2.4' -> (6, 2, 4); '6.2' -> (6, 2, 0). Raises ValueError naming the accepted forms."""
     parsed = version_tuple(version)
     if parsed is None:
-        raise ValueError("ROCm version %r is not a release number like '6.2.4' or '6.2' (for 6.2.0)" % (version,))
+        raise ValueError("ROCm version %r is not a release number like '10.1.0', '7.2.4' or '6.2' (for 6.2.0)"
+                         % (version,))
     major, minor, patch = parsed
     if (major, minor) < (5, 3):
         raise ValueError('ROCm %s is older than 5.3, whose repositories used the legacy "ubuntu"/"xenial" suites; '
                          'this collection supports ROCm 5.3 and later' % version)
     if minor > 99 or patch > 99:
         raise ValueError('ROCm version %r has a component above 99' % (version,))
-    if (major, minor) >= THEROCK_FROM:
-        raise ValueError('ROCm %s is built by TheRock and published only in AMD\'s separate repository '
-                         '(repo.amd.com/rocm/packages-multi-arch, its own signing key); this collection has not '
-                         'verified that repository\'s layout and key fingerprint from AMD\'s documentation and does '
-                         'not install it. Choose a release of the table (newest: %s)' % (version, RELEASES_7[-1][0]))
+    if PREVIEWS[0] <= (major, minor) <= PREVIEWS[1]:
+        raise ValueError('ROCm %s is a technology preview of the ROCm Core SDK (7.9 to 7.13), not a production '
+                         'release: choose a Core SDK release (%s) or the last legacy release (%s)'
+                         % (version, ', '.join(known_core()), RELEASES_7[-1][0]))
     return major, minor, patch
+
+
+def is_core(version):
+    """Whether a parsed release (major, minor, patch) belongs to the ROCm Core SDK stream."""
+    return tuple(version[:2]) >= CORE_FROM
 
 
 def ubuntu_suites(major, minor):
@@ -137,9 +194,25 @@ def known_7x():
     return [version for version, _driver in RELEASES_7]
 
 
+def known_core():
+    return [row[0] for row in CORE_RELEASES]
+
+
+def core_distro(distribution, version):
+    """The Core repository's folder for a host ('debian12', 'ubuntu2404'), or ValueError naming the supported."""
+    dist, ver = str(distribution), str(version)
+    key = (dist, ver.split('.', 1)[0]) if dist == 'Debian' else (dist, ver)
+    if key not in CORE_DISTROS:
+        raise ValueError('%s %s has no ROCm Core SDK repository: AMD publishes %s' % (
+            dist, ver, ', '.join('%s %s' % pair for pair in sorted(CORE_DISTROS))))
+    return CORE_DISTROS[key]
+
+
 def release(version):
     """Everything the roles derive from one ROCm version string."""
     major, minor, patch = parse_version(version)
+    if is_core((major, minor, patch)):
+        return _core_release(major, minor, patch)
     full = '%d.%d.%d' % (major, minor, patch)
     repo_dir = '%d.%d' % (major, minor) if patch == 0 else full
     drivers = dict(RELEASES_7)
@@ -150,6 +223,9 @@ def release(version):
         'minor': minor,
         'patch': patch,
         'series': '%d.%d' % (major, minor),
+        'stream': 'legacy',
+        # Whether the release table has the row (a 7.x release it lacks has no known driver).
+        'known': not seven or full in drivers,
         # A .0 release lives in a two-component directory (6.2), a point release in three (6.2.4) (reference 1.2).
         'repo_dir': repo_dir,
         # From 7.0 a second user-space repository, graphics/<repo dir>/ubuntu (rocm.list; reference 1.1: AMD's
@@ -159,6 +235,7 @@ def release(version):
         # None for a 7.x release the table does not know (rocm_repo_amdgpu_version must then name it).
         'amdgpu_dir': drivers.get(full) if seven else repo_dir,
         'amdgpu_min': MIN_DRIVER_7 if seven else None,
+        'amdgpu_max': None,
         # AMD documents the 7.x driver line with arch=amd64,i386 for Ubuntu and arch=amd64 for Debian
         # (ROCm/amdgpu-docs package-manager-ubuntu.rst and package-manager-debian.rst).
         'driver_architectures': {'Ubuntu': 'amd64,i386', 'Debian': 'amd64'} if seven else {},
@@ -172,17 +249,67 @@ def release(version):
         # PyTorch's wheel index (reference 8.1): rocmX.Y, except 6.2.4's own; torch 2.10 is built for 7.1 and 2.11
         # for 7.2 (PyTorch RELEASE.md); a rocm7.0 index is assumed by the same rule, not verified.
         'pytorch_index': 'rocm%s' % (full if full in _POINT_RELEASE_INDEXES else '%d.%d' % (major, minor)),
+        'core_url': None,
+        'core_key_url': None,
+        'targets': None,
+    }
+
+
+def _core_release(major, minor, patch):
+    full = '%d.%d.%d' % (major, minor, patch)
+    series = '%d.%d' % (major, minor)
+    row = dict((item[0], item) for item in CORE_RELEASES).get(full)
+    # A release the table lacks: its repository follows its line (7.14.x the multi-arch one, 10 on the stable one);
+    # its driver window is unknown (rocm_repo_amdgpu_version must name the driver).
+    stream = row[2] if row else ('multi-arch' if (major, minor) == CORE_FROM else 'stable')
+    url, key_url = CORE_STREAMS[stream]
+    return {
+        'version': full,
+        'major': major,
+        'minor': minor,
+        'patch': patch,
+        'series': series,
+        'stream': 'core',
+        'known': row is not None,
+        'released': row[1] if row else None,
+        'repo_dir': None,
+        'graphics_dir': None,
+        'amdgpu_dir': row[3] if row else None,
+        'amdgpu_min': row[4] if row else None,
+        'amdgpu_max': row[5] if row else None,
+        # The driver stays in the legacy layout (repo.radeon.com amdgpu/<dir>/ubuntu, the 10.0 install page's
+        # amdgpu-install 31.50 for jammy, noble and resolute), with the 7.x architectures.
+        'driver_architectures': {'Ubuntu': 'amd64,i386', 'Debian': 'amd64'},
+        # Package names end in X.Y (amdrocm10.1, amdrocm10.1-gfx942); a patch release installs in place.
+        'package_suffix': series,
+        'code': None,
+        # /opt/rocm/core-X.Y (the transition guide; TheRock RFC0009: patches in place within X.Y).
+        'prefix': '/opt/rocm/core-%s' % series,
+        'ubuntu_suites': ['jammy', 'noble', 'resolute'] if major >= 10 else ['jammy', 'noble'],
+        # MIOpen and its kernel databases are in amdrocm-dnn<X.Y>-<target>, pulled by amdrocm<X.Y>-<target>.
+        'kdb_scheme': None,
+        # AMD publishes the Core SDK's PyTorch in its own wheel index, not on download.pytorch.org (rocm-reference.md
+        # 13: stable.repo.amd.com/rocm/pytorch/whl-next).
+        'pytorch_index': None,
+        'core_url': url,
+        'core_key_url': key_url,
+        'targets': list(CORE_TARGETS) if row else None,
     }
 
 
 def newest_stable():
-    """The newest release of the table: the stack's default."""
+    """The newest production release of the table: the stack's default."""
+    return max(known_core(), key=version_tuple)
+
+
+def newest_legacy():
+    """The last release of the legacy stream."""
     return RELEASES_7[-1][0]
 
 
 def driver_problem(version, directory):
-    """None, or why the driver directory does not fit the release (too old for a 7.x release), with the table's
-    answer."""
+    """None, or why the driver directory does not fit the release (older or newer than its window), with the
+    table's answer."""
     info = release(version)
     if not info['amdgpu_min'] or not directory:
         return None
@@ -190,11 +317,17 @@ def driver_problem(version, directory):
     if key is None:
         return ('rocm_repo_amdgpu_version %s is not a driver version such as %s (ROCm %s uses its own driver '
                 'numbers)' % (directory, info['amdgpu_dir'] or info['amdgpu_min'], info['version']))
+    fix = ('set rocm_repo_amdgpu_version to %s, or leave it empty for the table\'s'
+           % (info['amdgpu_dir'] or info['amdgpu_min']))
     if key < driver_key(info['amdgpu_min']):
         return ('rocm_repo_amdgpu_version %s is too old for ROCm %s, which needs amdgpu %s or later (its own driver '
-                'is %s): set rocm_repo_amdgpu_version to %s, or leave it empty for the table\'s'
-                % (directory, info['version'], info['amdgpu_min'], info['amdgpu_dir'] or 'not in the table',
-                   info['amdgpu_dir'] or info['amdgpu_min']))
+                'is %s): %s' % (directory, info['version'], info['amdgpu_min'], info['amdgpu_dir'] or
+                                'not in the table', fix))
+    newest = info['amdgpu_max']
+    # A two-part bound (31.50) covers its point releases (31.50.2).
+    if newest and key > driver_key(newest)[:2] + ((driver_key(newest)[2] if newest.count('.') > 1 else 99),):
+        return ('rocm_repo_amdgpu_version %s is newer than ROCm %s is documented to run on (amdgpu %s to %s): %s'
+                % (directory, info['version'], info['amdgpu_min'], newest, fix))
     return None
 
 
