@@ -81,6 +81,40 @@ def distribution_lists(apt, needs):
                 'install stops before any package changes, with apt\'s line naming it)' % error]
 
 
+def _repository_problems(distribution, os_version, version, stack, wants_driver):
+    """Why the host's OS has no repository for a release: a legacy release needs its apt suite; a Core release
+    its per-distribution folder, and the driver (still in the legacy layout) its suite."""
+    info = rocm_release.release(version)
+    checks = []
+    if info['stream'] == 'core':
+        checks.append(lambda: rocm_release.core_distro(distribution, os_version))
+    if info['stream'] == 'legacy' or wants_driver:
+        checks.append(lambda: rocm_release.apt_suite(distribution, os_version, version, stack.get('apt_suite') or None))
+    problems = []
+    for check in checks:
+        try:
+            check()
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def _unshipped_targets(amd, release, source):
+    """A Core release ships one package per GPU target (rocm_release.CORE_TARGETS): a GPU whose target (the override's
+    for an overridden one) it does not ship cannot run it. A release the table lacks is asked through its index by
+    rocm_sdk instead."""
+    if source != 'amd' or not release.get('targets'):
+        return []
+    problems = []
+    for dev in amd:
+        target = (gpu_support.effective_targets([dev.get('gfx_target')], release['version']) or [None])[0]
+        if target and target not in release['targets']:
+            problems.append('%s: ROCm %s ships no package for its target %s (it ships %s): hold this node class on '
+                            'a release that supports it, or choose another release'
+                            % (_gpu_label(dev), release['version'], target, ', '.join(release['targets'])))
+    return problems
+
+
 def plan(node, wanted, stack, host=None, previous=None):
     """wanted: gpus_required, unsupported_gpu (fail|warn), degraded_link (fail|warn|ignore), min_free_gb.
 
@@ -97,14 +131,13 @@ def plan(node, wanted, stack, host=None, previous=None):
         problems.append('this run is not root on the host (uid %s): run with become: true (the playbooks set it; '
                         'check that the remote user may sudo) or as root' % os_info['euid'])
     release = rocm_release.release(stack['version'])
+    pci = node.get('gpu_pci') or {}
+    in_container = bool(pci.get('in_container'))
+    wants_driver = driver_wanted(stack['kernel_driver'], in_container)
     if stack['install_source'] == 'amd':
         for version in [stack['version']] + [v for v in stack['versions'] if v != stack['version']]:
-            try:
-                rocm_release.apt_suite(distribution, os_version, version, stack.get('apt_suite') or None)
-            except ValueError as exc:
-                problems.append(str(exc))
+            problems.extend(_repository_problems(distribution, os_version, version, stack, wants_driver))
 
-    pci = node.get('gpu_pci') or {}
     amd = pci.get('amd') or []
     if not amd and wanted.get('gpus_required'):
         problems.append('no AMD GPU on the PCI bus (rocm_preflight_gpus_required is true; set it to false for build '
@@ -123,8 +156,9 @@ def plan(node, wanted, stack, host=None, previous=None):
                     'speed down; width is what counts)' % (_gpu_label(dev), _link_text(link)))
             (problems if wanted.get('degraded_link') == 'fail' else warnings).append(text)
 
-    in_container = bool(pci.get('in_container'))
-    wants_driver = driver_wanted(stack['kernel_driver'], in_container)
+    unshipped = _unshipped_targets([dev for dev, verdict in zip(amd, gpus) if verdict['status'] != 'unsupported'],
+                                   release, stack['install_source'])
+    (problems if wanted.get('unsupported_gpu') == 'fail' else warnings).extend(unshipped)
     apt = node.get('apt') or {}
     policy = apt.get('policy') or {}
     if wants_driver and (node.get('firmware') or {}).get('secure_boot'):

@@ -69,23 +69,43 @@ def gfx_targets(node, wanted, version):
     return gpu_support.effective_targets(gpus, version)
 
 
+def core_packages(targets, dev):
+    """The Core SDK packages of a node, with rocm_packages.SERIES for each release's X.Y: the runtime of exactly its
+    GPU targets (amdrocm<X.Y>-<target>, which pulls the host part, rocBLAS/hipBLAS in amdrocm-blas and MIOpen with
+    its kernel database in amdrocm-dnn), or every target's (amdrocm<X.Y>) where it has no AMD GPU; a build node also
+    the development meta-package of the same targets (amdrocm-core-dev<X.Y>[-<target>]). AMD's 10.0 install page
+    and its 7.13 packages page (rocm-reference.md 13); docs/releases.md maps the legacy packages onto these."""
+    series = rocm_packages.SERIES
+    names = ['amdrocm%s-%s' % (series, target) for target in targets] or ['amdrocm%s' % series]
+    if dev:
+        names += ['amdrocm-core-dev%s-%s' % (series, target) for target in targets] or ['amdrocm-core-dev%s' % series]
+    return names
+
+
 def spec(node, wanted, stack):
     """What rocm_packages.plan() works from."""
     os_info = node.get('os') or {}
     os_key = '%s %s' % (os_info.get('distribution'), os_info.get('version'))
-    required = list(wanted.get('packages') or [])
-    if wanted.get('dev_packages_enabled'):
-        required += list(wanted.get('dev_packages') or [])
+    core = rocm_release.release(stack['version'])['stream'] == 'core'
+    kdb = wanted.get('kdb_enabled', True) and not core
+    targets = gfx_targets(node, wanted, stack['version']) if kdb or core else []
+    if core:
+        required = core_packages(targets, wanted.get('dev_packages_enabled'))
+    else:
+        required = list(wanted.get('packages') or [])
+        if wanted.get('dev_packages_enabled'):
+            required += list(wanted.get('dev_packages') or [])
     required += list(wanted.get('extra_packages') or [])
-    targets = gfx_targets(node, wanted, stack['version']) if wanted.get('kdb_enabled', True) else []
     return {
         'state': wanted.get('state', 'present'),
         'source': stack['install_source'],
+        'stream': 'core' if core else 'legacy',
         'default': stack['version'],
         'versions': stack['versions'],
         'packages': required,
-        'kdb_default': gpu_support.kdb_packages(targets, stack['version']),
-        'kdb_targets': targets,
+        'kdb_default': gpu_support.kdb_packages(targets, stack['version']) if kdb else [],
+        'kdb_targets': targets if kdb else [],
+        'gfx_targets': targets,
         'distro_packages': list(wanted.get('distro_packages') or DISTRO_DEFAULTS.get(os_key, [])),
         'os': os_key,
     }
@@ -124,7 +144,7 @@ def plan(node, wanted, stack, host=None, previous=None):
     result.update(repair=bool(pending.get('packages') or pending.get('journal')), refresh_lists=False, query=[],
                   packages=None, alternative=None, set_alternative=None, holds={}, orphans_before=None,
                   purge_orphans=[], orphan_check=False, refresh_after=[],
-                  gfx_targets=package_spec['kdb_targets'],
+                  gfx_targets=package_spec['gfx_targets'],
                   spec=package_spec)
     if result['repair']:
         result.change('finish the interrupted dpkg run', 'packages left half installed: %s'
@@ -148,7 +168,7 @@ def plan(node, wanted, stack, host=None, previous=None):
             distro_names = set(package_spec['distro_packages'])
             result['orphan_check'] = package_spec['source'] != 'distro' or package_spec['state'] != 'present'
             result['orphan_check'] = result['orphan_check'] and any(
-                name in distro_names and info['installed'] and not rocm_packages.amd_code(info['version'])
+                name in distro_names and info['installed'] and not rocm_packages.amd_release(name, info['version'])
                 for name, info in installed.items())
             result.change('change the ROCm packages', why)
             if package_spec['source'] == 'distro' and package_spec['state'] == 'present':
@@ -195,7 +215,8 @@ def plan(node, wanted, stack, host=None, previous=None):
             result.change('remove %s' % ', '.join(result['purge_orphans']), "only the distribution's ROCm packages "
                           'that were just purged needed them')
 
-    if package_spec['state'] == 'present' and package_spec['source'] == 'amd':
+    # The Core SDK's /opt/rocm links are AMD's own alternatives (the amdrocm meta-package): not ours to point.
+    if package_spec['state'] == 'present' and package_spec['source'] == 'amd' and package_spec['stream'] == 'legacy':
         prefix = rocm_release.release(stack['version'])['prefix']
         # Side by side, the highest release wins /opt/rocm unless it is set: set it after every package change.
         result['set_alternative'] = prefix if package_spec['versions'] else None
@@ -242,7 +263,7 @@ def _moving(package_spec, installed):
         return rocm_packages.removable(package_spec, installed)
     moving = [name for name, release, _required in rocm_packages.wanted(package_spec)
               if release and (installed.get(name) or {}).get('installed')
-              and rocm_packages.amd_code(installed[name]['version']) != rocm_release.release(release)['code']]
+              and rocm_packages.amd_release(name, installed[name]['version']) != release]
     return moving + list(rocm_packages.leftovers(package_spec, installed))
 
 
@@ -258,7 +279,7 @@ def _needs_change(package_spec, installed):
             if required:
                 missing.append(name)
             continue
-        if release and rocm_packages.amd_code(info['version']) != rocm_release.release(release)['code']:
+        if release and rocm_packages.amd_release(name, info['version']) != release:
             wrong.append('%s %s' % (name, info['version']))
     optional_missing = [name for name, _release, required in rocm_packages.wanted(package_spec)
                         if not required and not (installed.get(name) or {}).get('installed')]

@@ -11,6 +11,12 @@ Terms:
 - versioned package: an AMD package whose name ends with its own release, X.Y.Z (rocm-core6.2.4; reference 4.3).
   A plain and a versioned package of one release install the same files, so they never coexist.
 - distro package: a package of the distribution's own ROCm list (rocminfo 6.1.2-2 in Debian 13; reference 9).
+- Core package: a package of AMD's ROCm Core SDK (7.14 on): its name starts with amdrocm, carries the release's X.Y
+  (amdrocm10.1-gfx942), and its version is the release itself, X.Y.Z-<build> (10.0.0-4; rocm-reference.md 13). A
+  patch release replaces X.Y's packages in place; releases of two X.Y install side by side by design.
+- stream: legacy (AMD packages) or core (Core packages). AMD says to uninstall the legacy stream before installing
+  the Core SDK ("If you have ROCm 7.2.4 or older installed, please uninstall it"), so a move between the streams
+  removes the other stream's packages first.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -24,6 +30,9 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_su
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_release as rr
 
 _AMD_VERSION_RE = re.compile(r'\.(\d{5,6})-\d+~\d+\.\d+$')
+_CORE_VERSION_RE = re.compile(r'^(\d+)\.(\d+)\.(\d+)-')
+# The placeholder plan_sdk puts in a Core package name, filled with each wanted release's X.Y.
+SERIES = '{series}'
 # dpkg-query --showformat '${db:Status-Abbrev}\t${Package}\t${Version}\n'
 DPKG_QUERY_FORMAT = '${db:Status-Abbrev}\\t${Package}\\t${Version}\\n'
 
@@ -37,6 +46,22 @@ def amd_code(version):
 def release_of_code(code):
     """'60204' -> '6.2.4' (MMmmpp; reference 1.2)."""
     return '%d.%d.%d' % (int(code[:-4]), int(code[-4:-2]), int(code[-2:]))
+
+
+def amd_release(name, version):
+    """The release 'X.Y.Z' an AMD package belongs to, of either stream; None for any other package."""
+    code = amd_code(version)
+    if code:
+        return release_of_code(code)
+    match = _CORE_VERSION_RE.match(str(version)) if str(name).startswith('amdrocm') else None
+    return '%s.%s.%s' % match.groups() if match else None
+
+
+def stream_of(name, version):
+    """'legacy', 'core' or None (not AMD's)."""
+    if amd_code(version):
+        return 'legacy'
+    return 'core' if amd_release(name, version) else None
 
 
 def parse_installed(lines):
@@ -86,9 +111,9 @@ def _releases(versions, default):
     return [default_full] + fulls
 
 
-def _is_versioned(name, code):
-    suffix = release_of_code(code)
-    return name.endswith(suffix) and len(name) > len(suffix)
+def _is_versioned(name, release):
+    """A legacy package named for its release (rocm-core6.2.4)."""
+    return name.endswith(release) and len(name) > len(release)
 
 
 def wanted(spec):
@@ -101,6 +126,12 @@ def wanted(spec):
     versioned = bool(spec.get('versions'))
     result = []
     for release in releases:
+        if spec.get('stream') == 'core':
+            # Names carry X.Y: each release its own set; a name without the placeholder (an extra package) once.
+            series = rr.release(release)['series']
+            result.extend((name.replace(SERIES, series), release, True) for name in dict.fromkeys(spec['packages'])
+                          if SERIES in name or release == releases[0])
+            continue
         suffix = release if versioned else ''
         if release == releases[0]:
             kdb = spec.get('kdb_default') or []
@@ -119,29 +150,37 @@ def query_names(spec, installed_lines):
 def query_names_from(spec, installed):
     names = [name for name, _release, _required in wanted(spec)]
     names += sorted(name for name, info in installed.items()
-                    if info['installed'] and (amd_code(info['version']) or name in (spec.get('distro_packages') or [])))
+                    if info['installed'] and (amd_release(name, info['version'])
+                                              or name in (spec.get('distro_packages') or [])))
     return list(dict.fromkeys(names))
 
 
 def removable(spec, installed):
-    """What an uninstall purges: every AMD ROCm package and the distribution's listed ones (config files too)."""
+    """What an uninstall purges: every AMD ROCm package of both streams and the distribution's listed ones (config
+    files too)."""
     distro_names = set(spec.get('distro_packages') or [])
-    return sorted(name for name, info in installed.items() if amd_code(info['version']) or name in distro_names)
+    return sorted(name for name, info in installed.items()
+                  if amd_release(name, info['version']) or name in distro_names)
 
 
 def leftovers(spec, installed):
-    """Installed packages the spec does not want: other releases', the other naming (plain vs versioned) of a wanted
-    release, the other install source's, and config files left by removed AMD packages."""
-    amd = dict((name, info) for name, info in installed.items() if amd_code(info['version']))
+    """Installed packages the spec does not want: other releases', the other stream's, the other naming (plain vs
+    versioned) of a wanted legacy release, the other install source's, and config files left by removed AMD
+    packages."""
+    amd = dict((name, info) for name, info in installed.items() if amd_release(name, info['version']))
     distro_names = set(spec.get('distro_packages') or [])
     if spec.get('source', 'amd') == 'distro':
         return sorted(amd)
-    codes = set(rr.release(r)['code'] for r in _releases(spec.get('versions'), spec['default']))
+    releases = set(_releases(spec.get('versions'), spec['default']))
+    stream = spec.get('stream', 'legacy')
     versioned = bool(spec.get('versions'))
     found = []
     for name, info in sorted(amd.items()):
-        code = amd_code(info['version'])
-        if not (info['installed'] and code in codes and _is_versioned(name, code) == versioned):
+        release = amd_release(name, info['version'])
+        fits = info['installed'] and release in releases and stream_of(name, info['version']) == stream
+        if fits and stream == 'legacy':
+            fits = _is_versioned(name, release) == versioned
+        if not fits:
             found.append(name)
     found += sorted(name for name in installed if name in distro_names and name not in amd)
     return found
@@ -175,7 +214,7 @@ def plan_from(spec, installed, available):
     source = spec.get('source', 'amd')
     distro_names = set(spec.get('distro_packages') or [])
 
-    amd_installed = dict((name, info) for name, info in installed.items() if amd_code(info['version']))
+    amd_installed = dict((name, info) for name, info in installed.items() if amd_release(name, info['version']))
     distro_installed = sorted(name for name, info in installed.items()
                               if name in distro_names and name not in amd_installed)
 
@@ -202,14 +241,13 @@ def plan_from(spec, installed, available):
         return result
 
     releases = _releases(spec.get('versions'), spec['default'])
-    codes = dict((rr.release(r)['code'], r) for r in releases)
+    stream = spec.get('stream', 'legacy')
     versioned = bool(spec.get('versions'))
     result['prefix'] = rr.release(releases[0])['prefix']
 
     install_names = set()
     for name, release, required in wants:
-        code = rr.release(release)['code']
-        version = _version_at(available.get(name, []), code)
+        version = _version_for(name, available.get(name, []), release)
         if version is None:
             result['missing' if required else 'unpublished'].append(
                 '%s (ROCm %s)' % (name, release) if required else name)
@@ -218,23 +256,27 @@ def plan_from(spec, installed, available):
         result['hold'].append(name)
         install_names.add(name)
 
-    target_code = rr.release(releases[0])['code']
     for name, info in sorted(amd_installed.items()):
-        code = amd_code(info['version'])
+        release = amd_release(name, info['version'])
         if name in install_names:
             continue
-        same_naming = _is_versioned(name, code) == versioned
-        if code in codes and same_naming:
+        if stream_of(name, info['version']) != stream:
+            result['prepurge'].append(name)  # the other stream goes before this one comes (AMD's instruction)
+            continue
+        same_naming = stream == 'core' or _is_versioned(name, release) == versioned
+        if release in releases and same_naming:
             if not info['installed']:
                 result['purge'].append(name)  # config files of a removed package
             continue  # a dependency of what is wanted
-        if code in codes:
+        if release in releases:
             result['prepurge'].append(name)  # plain vs versioned of a wanted release: same files
             continue
         # An older or newer release's package: one exact-version request moves it along with the wanted ones
         # (its dependants require it at the same version); otherwise it is left over and goes after the install.
-        carry = _version_at(available.get(name, []), target_code)
-        if not versioned and not _is_versioned(name, code) and info['installed'] and carry:
+        # A Core package moves only within its X.Y (a patch release in place); another X.Y is another install.
+        target = _moves_to(name, info['version'], releases, stream, versioned)
+        carry = _version_for(name, available.get(name, []), target) if target and info['installed'] else None
+        if carry:
             result['install'].append('%s=%s' % (name, carry))
             install_names.add(name)
         else:
@@ -245,17 +287,29 @@ def plan_from(spec, installed, available):
         result['prepurge_autoremove'] = True
         # AMD's same-named package (rocminfo, hipcc) replaces it; name it so apt resolves the download before.
         for name in distro_installed:
-            carry = _version_at(available.get(name, []), target_code)
-            if carry and name not in install_names and not versioned:
+            carry = _version_for(name, available.get(name, []), releases[0])
+            if carry and name not in install_names and not versioned and stream == 'legacy':
                 result['install'].append('%s=%s' % (name, carry))
                 install_names.add(name)
     result['download_first'] = bool(result['prepurge'] and result['install'])
     return result
 
 
-def _version_at(versions, code):
+def _moves_to(name, version, releases, stream, versioned):
+    """The wanted release an installed package of another release moves to, or None (it is removed instead)."""
+    if stream == 'core':
+        series = rr.release(amd_release(name, version))['series']
+        same = [release for release in releases if rr.release(release)['series'] == series]
+        return same[0] if same else None
+    if versioned or _is_versioned(name, amd_release(name, version)):
+        return None
+    return releases[0]
+
+
+def _version_for(name, versions, release):
+    """The version apt offers of a package at a release, newest first; None when it offers none."""
     for version in versions:
-        if amd_code(version) == code:
+        if amd_release(name, version) == release:
             return version
     return None
 

@@ -19,12 +19,12 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_r
 # name: (default, description). The table of stack-wide inputs in docs/roles.md is generated from this.
 INPUTS = (
     ('rocm_version', rocm_release.newest_stable(),
-     'ROCm release of the whole stack: repository, packages, driver, environment, checks (7.2.3, or 7.2 for 7.2.0); '
-     'the default is the newest release of the release table (docs/releases.md). With rocm_versions, the default '
-     'release behind /opt/rocm.'),
+     'ROCm release of the whole stack: repository, packages, driver, environment, checks: a ROCm Core SDK release '
+     '(10.1.0, 10.0, 7.14.1) or a legacy one (7.2.4, or 7.2 for 7.2.0); the default is the newest production '
+     'release of the release table (docs/releases.md). With rocm_versions, the default release behind /opt/rocm.'),
     ('rocm_versions', [],
-     'Releases installed side by side (each under /opt/rocm-X.Y.Z); it must include rocm_version. Empty installs '
-     'rocm_version alone.'),
+     'Releases installed side by side (each under /opt/rocm-X.Y.Z, or /opt/rocm/core-X.Y for the Core SDK), all of '
+     'one stream; it must include rocm_version. Empty installs rocm_version alone.'),
     ('rocm_install_source', 'amd',
      "amd: AMD's repository (or a lab mirror of it); distro: the distribution's own ROCm packages (Debian 13, "
      'Ubuntu 24.04).'),
@@ -82,7 +82,12 @@ def resolve(values):
             continue
         if full not in full_versions:
             full_versions.append(full)
-    if full_versions and not problems and version not in full_versions:
+    streams = set(rocm_release.release(item)['stream'] for item in full_versions + [version]) if not problems else ()
+    if len(streams) > 1:
+        problems.append('rocm_versions mixes the legacy stream and the ROCm Core SDK (%s with %s): AMD says to '
+                        'uninstall the legacy stream before installing the Core SDK, so side by side takes '
+                        'releases of one stream only' % (version, ', '.join(full_versions)))
+    elif full_versions and not problems and version not in full_versions:
         problems.append('rocm_version %s is not among rocm_versions (%s): add it to the list, or choose the default '
                         'among them' % (version, ', '.join(full_versions)))
 

@@ -8,17 +8,21 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common i
 from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils.plan_helpers import FRESH, default_inputs, fresh, inputs, probe
 
 
-def test_the_driver_plan_pins_the_driver_s_own_number():
-    driver = plan_driver.plan(fresh(), {"packages": ["amdgpu-dkms"], "headers_package": "", "reboot": True},
-                              default_inputs())
-    assert driver["install"] == ["amdgpu-dkms=*.30300300-*"]
+@pytest.mark.parametrize("version, code, other", [
+    ("7.2.3", "30300300", "1:6.8.5.60204-2044426.24.04"),
+    # The Core SDK's 31.x driver keeps the 8-digit code (6.19.14.31400000 is 31.40.0; rocm-reference.md 13).
+    ("10.1.0", "31500000", "1:6.14.14.30300300-2200000.24.04"),
+])
+def test_the_driver_plan_pins_the_driver_s_own_number(version, code, other):
+    wanted = {"packages": ["amdgpu-dkms"], "headers_package": "", "reboot": True}
+    driver = plan_driver.plan(fresh(), wanted, default_inputs(rocm_version=version))
+    assert driver["install"] == ["amdgpu-dkms=*.%s-*" % code]
     node = fresh()
-    node["packages"] = {"amdgpu-dkms": ["ii ", "1:6.14.14.30300300-2200000.24.04"]}
-    driver = plan_driver.plan(node, {"packages": ["amdgpu-dkms"], "headers_package": "", "reboot": True}, default_inputs())
-    assert driver["install"] == []
-    node["packages"] = {"amdgpu-dkms": ["ii ", "1:6.8.5.60204-2044426.24.04"]}
-    driver = plan_driver.plan(node, {"packages": ["amdgpu-dkms"], "headers_package": "", "reboot": True}, default_inputs())
-    assert driver["install"] == ["amdgpu-dkms=*.30300300-*"]
+    node["packages"] = {"amdgpu-dkms": ["ii ", "1:6.14.14.%s-2200000.24.04" % code]}
+    assert plan_driver.plan(node, wanted, default_inputs(rocm_version=version))["install"] == []
+    node["packages"] = {"amdgpu-dkms": ["ii ", other]}
+    assert plan_driver.plan(node, wanted, default_inputs(rocm_version=version))["install"] == [
+        "amdgpu-dkms=*.%s-*" % code]
 
 
 def test_bad_driver_package_names_are_refused_where_the_driver_is_not_wanted_too():

@@ -62,10 +62,10 @@ def test_every_problem_in_one_verdict():
 
 def test_unsupported_gpu_by_policy():
     fail = verdict(converged(amd=[VEGA10]))
-    # The stack's default release (7.x): the problem names the last release that supports the GPU.
+    # The stack's default release (10.x): the problem names the last release that supports the GPU.
     assert "Vega 10 is unsupported from ROCm 6.0; the last ROCm release that supports it is 5.7.x" in fail["problems"][0]
     warn = verdict(converged(amd=[VEGA10]), unsupported_gpu="warn")
-    assert warn["problems"] == [] and "not supported by ROCm 7.2.3" in warn["notices"][0]
+    assert warn["problems"] == [] and "not supported by ROCm 10.1.0" in warn["notices"][0]
 
 
 @pytest.mark.parametrize("policy, problems, notices", [("fail", 1, 0), ("warn", 0, 1), ("ignore", 0, 0)])
@@ -82,10 +82,31 @@ def test_no_gpu_is_a_problem_only_when_required():
 def test_distro_source_skips_the_suite_check():
     node = converged()
     node["os"].update(distribution="Ubuntu", version="26.04")
-    assert any("no ROCm apt suite" in p for p in verdict(node)["problems"])
-    assert verdict(node, {"rocm_install_source": "distro"})["problems"] == []
+    legacy = {"rocm_version": "7.2.4"}
+    assert any("publishes no resolute suite" in p for p in verdict(node, legacy)["problems"])
+    assert verdict(node, dict(legacy, rocm_install_source="distro"))["problems"] == []
     # The stack-wide suite override is what rocm_repo writes, so preflight checks the same.
-    assert verdict(node, {"rocm_apt_suite": "noble"})["problems"] == []
+    assert verdict(node, dict(legacy, rocm_apt_suite="noble"))["problems"] == []
+
+
+def test_a_core_release_needs_the_os_s_own_folder_and_the_driver_s_suite():
+    node = converged()
+    node["os"].update(distribution="Ubuntu", version="20.04")
+    problems = verdict(node)["problems"]
+    assert any("Ubuntu 20.04 has no ROCm Core SDK repository" in p for p in problems)
+    assert any("publishes no focal suite" in p for p in problems)  # the 31.50 driver has jammy, noble, resolute
+    node["os"].update(distribution="Debian", version="13.1")
+    assert verdict(node)["problems"] == []
+
+
+def test_a_gpu_whose_target_the_core_release_does_not_ship_is_a_problem_before_any_change():
+    # An MI300X (gfx942) runs on every Core release; the RX 6600 (gfx1032) runs gfx1030 code through its HSA
+    # override, which 10.1 ships. A gfx target outside the table is refused, or warned under the policy.
+    assert verdict(converged(amd=[dict(MI250X_X8, gfx_target="gfx942")]))["problems"] == []
+    odd = dict(MI250X_X8, gfx_target="gfx1036")
+    found = verdict(converged(amd=[odd]), {"rocm_version": "10.1.0"})
+    text = " ".join(found["problems"] + found["notices"])
+    assert "gfx1036" in text
 
 
 def test_the_driver_is_decided_in_one_place():

@@ -40,7 +40,7 @@ def test_kdb_scheme(version, scheme):
 
 @pytest.mark.parametrize("bad", ["6", "6.x", "latest", "6.2.4.1", "", "v6.2", "5.2.3"])
 def test_bad_versions_are_refused_with_the_accepted_form(bad):
-    with pytest.raises(ValueError, match="6.2.4|5.3"):
+    with pytest.raises(ValueError, match="10.1.0|5.3"):
         rr.release(bad)
 
 
@@ -98,10 +98,13 @@ def test_pytorch_index(version, index):
     assert rr.release(version)["pytorch_index"] == index
 
 
-def test_default_is_the_newest_release_of_the_table():
+def test_default_is_the_newest_production_release_of_the_table():
     from ansible_collections.gpulab.rocm.plugins.module_utils.planning import stack
-    assert rr.newest_stable() == "7.2.3" == rr.known_7x()[-1]
+    assert rr.newest_stable() == "10.1.0" == rr.known_core()[-1]
     assert stack.DEFAULTS["rocm_version"] == rr.newest_stable()
+    # The legacy stream ends at 7.2.4 with driver 30.30.4 (the last legacy release; AMD's Core SDK install pages
+    # say to uninstall "ROCm 7.2.4 or older").
+    assert rr.newest_legacy() == "7.2.4" and rr.release("7.2.4")["amdgpu_dir"] == "30.30.4"
 
 
 @pytest.mark.parametrize("directory, code", [("30.10.2", "30100200"), ("30.10", "30100000"), ("6.2.4", "60204")])
@@ -119,11 +122,60 @@ def test_driver_too_old_names_the_table_answer():
 
 
 def test_a_7x_release_outside_the_table_has_no_driver_directory():
-    info = rr.release("7.2.4")
-    assert info["amdgpu_dir"] is None and info["graphics_dir"] == "7.2.4"
+    info = rr.release("7.2.5")
+    assert info["amdgpu_dir"] is None and info["graphics_dir"] == "7.2.5" and not info["known"]
 
 
-@pytest.mark.parametrize("version", ["7.9", "7.13", "7.14.0", "10.0"])
-def test_therock_releases_are_refused_saying_why(version):
-    with pytest.raises(ValueError, match="TheRock.*not verified|TheRock.*has not verified"):
+@pytest.mark.parametrize("version", ["7.9", "7.10.0", "7.13"])
+def test_the_previews_are_refused_naming_the_production_releases(version):
+    with pytest.raises(ValueError, match=r"technology preview.*7\.14\.0, 7\.14\.1, 10\.0\.0, 10\.1\.0.*7\.2\.4"):
         rr.release(version)
+
+
+# Each Core row against its cited facts (rocm_release.CORE_RELEASES' comment; rocm-reference.md 13).
+@pytest.mark.parametrize("version, url, key_url, driver, oldest", [
+    ("7.14.0", "https://repo.amd.com/rocm/packages-multi-arch",
+     "https://repo.amd.com/rocm/packages-multi-arch/gpg/rocm.gpg", "31.40.1", "30.10"),
+    ("7.14.1", "https://repo.amd.com/rocm/packages-multi-arch",
+     "https://repo.amd.com/rocm/packages-multi-arch/gpg/rocm.gpg", "31.40.1", "30.10"),
+    ("10.0.0", "https://stable.repo.amd.com/rocm/core/packages", "https://stable.repo.amd.com/rocm/gpg/packages.gpg",
+     "31.50", "31.50"),
+    ("10.1", "https://stable.repo.amd.com/rocm/core/packages", "https://stable.repo.amd.com/rocm/gpg/packages.gpg",
+     "31.50", "31.50"),
+])
+def test_the_core_releases_carry_their_repository_driver_and_layout(version, url, key_url, driver, oldest):
+    info = rr.release(version)
+    series = "%d.%d" % (info["major"], info["minor"])
+    assert info["stream"] == "core" and info["known"]
+    assert (info["core_url"], info["core_key_url"]) == (url, key_url)
+    assert (info["amdgpu_dir"], info["amdgpu_min"]) == (driver, oldest)
+    assert info["prefix"] == "/opt/rocm/core-" + series and info["package_suffix"] == series
+    assert info["code"] is None and info["repo_dir"] is None and info["graphics_dir"] is None
+    assert "gfx942" in info["targets"] and "gfx1153" in info["targets"] and len(info["targets"]) == 15
+    # The amdgpu driver keeps the 8-digit code in its DKMS version (6.19.14.31400000 is 31.40.0).
+    assert rr.driver_code(driver) == {"31.40.1": "31400100", "31.50": "31500000"}[driver]
+
+
+def test_the_core_key_is_pinned_and_debian_has_its_own_folders():
+    assert rr.CORE_FINGERPRINTS == ("D0F004A0025A1145C7807FCD0701EAC4D5E02107",)
+    assert rr.core_distro("Debian", "12.8") == "debian12" and rr.core_distro("Debian", "13") == "debian13"
+    assert rr.core_distro("Ubuntu", "24.04") == "ubuntu2404"
+    with pytest.raises(ValueError, match="Ubuntu 20.04 has no ROCm Core SDK repository.*Debian 12"):
+        rr.core_distro("Ubuntu", "20.04")
+
+
+def test_a_core_release_the_table_lacks_has_its_line_s_repository_and_no_driver():
+    newer, patch = rr.release("10.2.0"), rr.release("7.14.2")
+    assert not newer["known"] and newer["targets"] is None and newer["amdgpu_dir"] is None
+    assert newer["core_url"] == "https://stable.repo.amd.com/rocm/core/packages"
+    assert patch["core_url"] == "https://repo.amd.com/rocm/packages-multi-arch"
+
+
+@pytest.mark.parametrize("version, driver, verdict", [
+    ("10.1.0", "31.50", None), ("10.1.0", "31.50.2", None), ("10.1.0", "31.40.1", "too old"),
+    ("10.1.0", "31.60", "newer than ROCm 10.1.0"), ("7.14.0", "30.10", None), ("7.14.0", "31.40.1", None),
+    ("7.14.1", "31.40.2", "newer than ROCm 7.14.1"), ("7.14.0", "30.30.4", None),
+])
+def test_the_core_driver_window_refuses_too_old_and_too_new(version, driver, verdict):
+    text = rr.driver_problem(version, driver)
+    assert (text is None) if verdict is None else (verdict in text and "rocm_repo_amdgpu_version" in text)

@@ -23,6 +23,12 @@ def test_invalid_stack_wide_inputs(values, message):
         stack.resolve(values)
 
 
-def test_therock_releases_are_refused_by_the_stack():
-    with pytest.raises(stack.StackError, match="TheRock"):
+def test_the_previews_are_refused_by_the_stack():
+    with pytest.raises(stack.StackError, match="technology preview"):
         default_inputs(rocm_version="7.13.0")
+
+
+def test_side_by_side_takes_one_stream():
+    with pytest.raises(stack.StackError, match="mixes the legacy stream and the ROCm Core SDK"):
+        default_inputs(rocm_version="10.1.0", rocm_versions=["10.1.0", "7.2.4"])
+    assert default_inputs(rocm_version="10.1", rocm_versions=["10.0", "10.1"])["versions"] == ["10.0.0", "10.1.0"]
