@@ -205,9 +205,19 @@ class Apt(object):
             '%s %s' % (key, ', '.join(sorted(self.result[key]))) for key in done)) if done else ''
         self.result['changed'] = self.result['changed'] or bool(done)
         found = classify([stderr, stdout])
-        reason = found['reason'] + self.unfinished_packages(found['kind']) + changed
+        reason = found['reason'] + self.unfinished_packages(found['kind']) + changed + self.gap(step)
         self.module.fail_json(msg='%s failed: %s' % (step, reason), reason=reason, stdout=stdout[-4000:],
                               stderr=stderr[-4000:], **self.result)
+
+    def gap(self, step):
+        """After the packages a release replaces were removed and its own failed to install (a move between ROCm's
+        streams removes one before the other comes): what the host has now, and that the next run finishes it."""
+        removed_first = [name for name in self.params['remove_first'] if name in self.result['removed']]
+        if not step.startswith('Installing') or not removed_first:
+            return ''
+        return (' The packages the new ones replace were removed before (%s), so neither the old nor the new packages '
+                'are complete on this host now: fix the cause and run the same play again; its plan installs what is '
+                'missing.' % ', '.join(removed_first))
 
     def unfinished_packages(self, kind):
         """After a failed install or removal: the packages dpkg has left unfinished (half-configured, unpacked,

@@ -112,3 +112,22 @@ def test_the_refresh_waits_for_apt_s_lists_lock_and_names_it(monkeypatch):
         apt_packages.Apt(module).refresh()
     assert "held apt's lists lock (/tmp/W/apt/lists/lock, held by process 4242 (python3))" in failed.value.args[0]["msg"]
     assert "dpkg lock" not in failed.value.args[0]["msg"]
+
+
+def fixture_text(name):
+    """A capture of apt's stderr alone (its first line is the exit status)."""
+    with open(FIXTURES + "/" + name) as handle:
+        return handle.read().split("\n", 1)[1]
+
+
+def test_an_install_failing_after_the_replaced_packages_went_says_the_next_run_finishes_it():
+    # A move between ROCm's streams removes the legacy packages before the Core ones come (AMD's instruction); the
+    # install then failed (a 404 from the pool, captured). The message says what the host has and what to do.
+    module = StubModule({"apt-get purge": [(0, "Removing rocm-core (6.2.4.60204-139~22.04) ...\n", "")],
+                         "apt-get install": [(100, "", fixture_text("apt-get-install-404-rocblas-pool.txt"))],
+                         "dpkg-query -W": [(0, "rocm-core\tii \t6.2.4.60204-139~22.04\n", ""), (0, "", "")]},
+                        remove_first=["rocm-core"], install=["amdrocm10.1-gfx942=10.1.0-2"], purge=True)
+    with pytest.raises(Failed) as failed:
+        apt_packages.Apt(module).apply()
+    message = failed.value.args[0]["msg"]
+    assert "were removed before (rocm-core)" in message and "run the same play again" in message
