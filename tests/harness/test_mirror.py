@@ -95,7 +95,7 @@ def faults(server):
 class Apt:
     """A throwaway apt configuration: its own sources, keys, pin, state, cache and empty dpkg status."""
 
-    def __init__(self, root, sources, key, pin=True):
+    def __init__(self, root, sources, key, pin="repo.radeon.com", deb822=None):
         self.root = root
         etc = root / "etc/apt"
         for d in ("etc/apt/apt.conf.d", "etc/apt/sources.list.d", "etc/apt/preferences.d",
@@ -105,9 +105,10 @@ class Apt:
         shutil.copy(key, root / "key.asc")  # .asc: apt reads an armored key from signed-by
         (etc / "sources.list").write_text(
             "".join(f"deb [arch=amd64 signed-by={root}/key.asc] {line}\n" for line in sources))
-        if pin:
-            (etc / "preferences.d/rocm-pin-600").write_text(
-                "Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 600\n")
+        if deb822:  # a .sources file, as AMD's Core SDK install page writes
+            (etc / "sources.list.d/amdrocm-stable.sources").write_text(deb822)
+        if pin:  # the pin by origin the roles write
+            (etc / "preferences.d/rocm-pin-600").write_text(f"Package: *\nPin: release o={pin}\nPin-Priority: 600\n")
         (root / "apt.conf").write_text(f'''
 Dir::Etc "{etc}";
 Dir::State "{root}/state";
@@ -179,6 +180,11 @@ def test_key_files_and_fingerprint(mirror, tmp_path):
 
     assert fingerprints(mirror / "rocm/rocm.gpg.key")[0] == fingerprint
     assert fingerprints(mirror / "rocm/wrong.gpg.key")[0] not in (fingerprint, "")
+    core = (mirror / "core-fingerprint").read_text().strip()  # the Core stream's own key, as AMD's
+    assert fingerprints(mirror / "rocm/gpg/packages.gpg") == [core] and core != fingerprint
+    assert "Core SDK signing key (TEST ONLY)" in subprocess.run(
+        ["gpg", "--show-keys", mirror / "rocm/gpg/packages.gpg"], capture_output=True, text=True, check=True,
+        env=dict(os.environ, GNUPGHOME=str(tmp_path))).stdout
 
 
 @pytest.mark.parametrize("release", recipes.RELEASES, ids=lambda r: r["folder"])
@@ -367,15 +373,17 @@ def test_files_live_under_versioned_prefix(apt624, tmp_path):
 # ---------------------------------------------------------------------------------------------------------------
 # The /opt/rocm alternative
 
-def run_maintainer_script(deb, script, args, tmp_path):
-    """Run a maintainer script with a recording update-alternatives first on PATH."""
+def run_maintainer_script(deb, script, args, tmp_path, root=None):
+    """Run a maintainer script with a recording update-alternatives first on PATH; with root, the recording one
+    also runs the real update-alternatives in that tree (--root)."""
     control = tmp_path / f"control-{deb.stem}"
     subprocess.run(["dpkg-deb", "-e", deb, control], check=True)
     fakebin = tmp_path / "fakebin"
     fakebin.mkdir(exist_ok=True)
     log = tmp_path / "alternatives.log"
     log.unlink(missing_ok=True)
-    (fakebin / "update-alternatives").write_text(f'#!/bin/sh\necho "$*" >> {log}\n')
+    real = f'exec {shutil.which("update-alternatives")} --root {root} --log /dev/null "$@"\n' if root else ""
+    (fakebin / "update-alternatives").write_text(f'#!/bin/sh\necho "$*" >> {log}\n{real}')
     (fakebin / "update-alternatives").chmod(0o755)
     env = dict(os.environ, PATH=f"{fakebin}:{os.environ['PATH']}")
     result = subprocess.run(["sh", control / script, *args], env=env, capture_output=True, text=True, check=False)
@@ -395,9 +403,11 @@ def test_rocm_core_registers_and_removes_the_opt_rocm_alternative(apt624, tmp_pa
 
 
 def test_alternative_priority_orders_releases():
-    priorities = [build_mirror.alternatives_priority(r["version"]) for r in recipes.RELEASES]
-    assert priorities == sorted(priorities) and len(set(priorities)) == len(priorities)
-    assert max(priorities) < 2**31
+    for priority, releases in ((build_mirror.alternatives_priority, recipes.RELEASES),
+                               (build_mirror.core_priority, recipes.CORE_RELEASES)):
+        priorities = [priority(r["version"]) for r in releases]
+        assert priorities == sorted(priorities) and len(set(priorities)) == len(priorities)
+        assert max(priorities) < 2**31
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -584,11 +594,11 @@ def test_second_build_is_a_cached_noop(mirror, request):
 
 
 def test_builder_reports_missing_tools_clearly(tmp_path):
-    env = dict(os.environ, PATH=str(tmp_path))  # no dpkg-deb, gpg, apt-ftparchive
+    env = dict(os.environ, PATH=str(tmp_path))  # no gcc, gpg, apt-ftparchive
     result = subprocess.run([sys.executable, MIRROR / "build_mirror.py", "--out", tmp_path / "www"],
                             capture_output=True, text=True, env=env, check=False)
     assert result.returncode == 1
-    assert "not found: install the Debian packages dpkg, apt-utils and gnupg" in result.stderr
+    assert "not found: install the Debian packages apt-utils, gnupg and gcc" in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -612,6 +622,12 @@ def test_mirror_sh_start_env_stop(mirror, tmp_path):
         assert exports["GPULAB_MIRROR_KEY_URL"] == exports["GPULAB_MIRROR_URL"] + "/rocm/rocm.gpg.key"
         with urllib.request.urlopen(exports["GPULAB_MIRROR_KEY_URL"], timeout=5) as reply:
             assert reply.read() == (mirror / "rocm/rocm.gpg.key").read_bytes()
+        assert exports["GPULAB_MIRROR_CORE_URL"] == exports["GPULAB_MIRROR_URL"] + "/rocm/core/packages"
+        assert exports["GPULAB_MIRROR_CORE_KEY_URL"] == exports["GPULAB_MIRROR_URL"] + "/rocm/gpg/packages.gpg"
+        assert exports["GPULAB_MIRROR_CORE_FINGERPRINT"] == (mirror / "core-fingerprint").read_text().strip()
+        with urllib.request.urlopen(exports["GPULAB_MIRROR_CORE_KEY_URL"], timeout=5) as reply:
+            assert reply.read() == (mirror / "rocm/gpg/packages.gpg").read_bytes()
+        assert http_status(exports["GPULAB_MIRROR_CORE_URL"] + "/ubuntu2404/dists/stable/InRelease") == 200
         (state / "faults").write_text("503 /\n")  # a mirror taken down on purpose is still "running"
         assert http_status(exports["GPULAB_MIRROR_KEY_URL"]) == 503
         again = mirror_sh("start")
@@ -623,10 +639,127 @@ def test_mirror_sh_start_env_stop(mirror, tmp_path):
     assert mirror_sh("env").returncode == 1
 
 
-def test_7x_driver_carries_its_own_number(server, mirror, tmp_path):
-    """amdgpu/30.30.3 serves amdgpu-dkms with the 8-digit driver code (AMD's scheme), not the ROCm code."""
-    apt = Apt(tmp_path, [amdgpu(server, "30.30.3", "noble")], mirror / "rocm/rocm.gpg.key")
+def test_7x_and_core_drivers_carry_their_own_number(server, mirror, tmp_path):
+    """amdgpu/30.x (legacy 7.x) and amdgpu/31.x (the Core releases' drivers, still in the legacy layout and signed
+    with the legacy key) serve amdgpu-dkms with the 8-digit driver code (AMD's scheme), not a ROCm code."""
+    drivers = {"30.30.3": "30300300", "30.30.4": "30300400", "31.40.1": "31400100", "31.50": "31500000"}
+    apt = Apt(tmp_path, [amdgpu(server, folder, "noble") for folder in drivers], mirror / "rocm/rocm.gpg.key")
     apt.update()
     shown = apt("apt-cache", "show", "amdgpu-dkms").stdout
-    assert re.search(r"^Version: 1:[0-9.]+\.30300300-\d+\.24\.04$", shown, re.M), shown
+    for code in drivers.values():
+        assert re.search(rf"^Version: 1:[0-9.]+\.{code}-\d+\.24\.04$", shown, re.M), shown
     assert not (mirror / "amdgpu/7.2.3").exists()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The ROCm Core SDK stream (stable.repo.amd.com's layout, its own key)
+
+CORE_101_GFX942 = ["amdrocm-core10.1", "amdrocm-core10.1-gfx942", "amdrocm-blas10.1", "amdrocm-blas10.1-gfx942",
+                   "amdrocm-dnn10.1", "amdrocm-dnn10.1-gfx942", "amdrocm10.1-gfx942"]
+
+
+def core_apt(server, root, key, distro="ubuntu2404"):
+    """apt with AMD's deb822 source for the Core stream (the 10.0 install page), the key dearmored as AMD's page
+    has users do (gpg --dearmor into /etc/apt/keyrings/amdrocm.gpg), and the roles' pin by origin."""
+    keyring = root / "amdrocm.gpg"
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["gpg", "--dearmor", "--batch", "--yes", "--output", keyring, key], check=True, capture_output=True,
+                   env=dict(os.environ, GNUPGHOME=str(root)))
+    sources = (f"Types: deb\nURIs: {server['url']}/rocm/core/packages/{distro}/\nSuites: stable\nComponents: main\n"
+               f"Architectures: amd64\nSigned-By: {keyring}\n")
+    return Apt(root, [], key, pin="stable.repo.amd.com", deb822=sources)
+
+
+@pytest.fixture
+def apt_core(server, mirror, tmp_path):
+    apt = core_apt(server, tmp_path, mirror / "rocm/gpg/packages.gpg")
+    apt.update()
+    return apt
+
+
+def test_core_stream_resolves_a_target_at_the_exact_release(apt_core, mirror):
+    result = apt_core("apt-get", "install", "-s", "amdrocm10.1-gfx942")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert dict(re.findall(r"^Inst (\S+) \((\S+) ", result.stdout, re.M)) == dict.fromkeys(CORE_101_GFX942, "10.1.0-2")
+    # Several X.Y side by side in one suite; 10.2 is the fixture-only release the roles' table does not know.
+    policy = apt_core("apt-cache", "policy", "amdrocm10.0", "amdrocm10.1", "amdrocm10.2").stdout
+    assert re.findall(r"^(\S+):\n  Installed: \(none\)\n  Candidate: (\S+)", policy, re.M) == \
+        [("amdrocm10.0", "10.0.0-4"), ("amdrocm10.1", "10.1.0-2"), ("amdrocm10.2", "10.2.0-1")], policy
+    assert re.search(r" 600 http://127\.0\.0\.1:\d+/rocm/core/packages/ubuntu2404 stable/main amd64 Packages", policy)
+    assert "release o=stable.repo.amd.com,a=stable,n=stable,l=stable.repo.amd.com,c=main,b=amd64" in \
+        apt_core("apt-cache", "policy").stdout
+    everything = apt_core("apt-cache", "show", "amdrocm10.1").stdout
+    assert all(f"amdrocm10.1-{gfx} (= 10.1.0-2)" in everything for gfx in recipes.CORE["targets"]), everything
+    names = apt_core("apt-cache", "pkgnames").stdout.split()
+    stanzas = [s for s in apt_core("apt-cache", "show", *names).stdout.split("\n\n") if s.strip()]
+    assert len(stanzas) == len(names) and all("gpulab.rocm TEST FIXTURE" in s for s in stanzas)
+    for distro in recipes.CORE["distros"]:  # each distribution has its own folder, the same packages
+        pool = mirror / "rocm/core/packages" / distro / "pool/main/a"
+        assert (pool / "amdrocm10.1/amdrocm10.1_10.1.0-2_amd64.deb").is_file()
+
+
+def test_legacy_key_does_not_verify_the_core_stream(server, mirror, tmp_path):
+    apt = core_apt(server, tmp_path, mirror / "rocm/rocm.gpg.key")
+    result = apt("apt-get", "update")
+    output = result.stdout + result.stderr
+    assert "NO_PUBKEY" in output and "is not signed" in output, output
+    assert not [n for n in apt("apt-cache", "pkgnames").stdout.split() if n.startswith("amdrocm")]
+    keyring = tmp_path / "amdrocm.gpg"  # the other way round, with gpgv: every Core dist verifies with its own key
+    subprocess.run(["gpg", "--dearmor", "--batch", "--yes", "--output", keyring, mirror / "rocm/gpg/packages.gpg"],
+                   check=True, env=dict(os.environ, GNUPGHOME=str(tmp_path)))
+    for distro in recipes.CORE["distros"]:
+        dist = mirror / f"rocm/core/packages/{distro}/dists/stable"
+        for args in ([dist / "InRelease"], [dist / "Release.gpg", dist / "Release"]):
+            assert subprocess.run(["gpgv", "--keyring", keyring, *args], capture_output=True).returncode == 0
+
+
+def test_core_packages_files_tools_and_the_opt_rocm_alternative(apt_core, mirror, tmp_path):
+    root = tmp_path / "root"
+    debs = {package: download(apt_core, tmp_path, package) for package in ("amdrocm-core10.0", "amdrocm-core10.1")}
+    for deb in debs.values():
+        subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
+    core = root / "opt/rocm/core-10.1"
+    assert (core / ".info/version").read_text() == "10.1.0-2\n"
+    assert sorted(p.name for p in (core / "bin").iterdir()) == ["amd-smi", "rocm_agent_enumerator", "rocminfo"]
+    assert (root / "opt/rocm/core-10.0/bin/rocm-smi").is_file()  # 10.0 ships rocm-smi, the fixture's 10.1 does not
+    assert sorted(p.name for p in root.iterdir()) == ["opt"]  # no ld.so.conf.d: not registered with ldconfig
+    assert sorted(p.name for p in (root / "opt/rocm").iterdir()) == ["core-10.0", "core-10.1"]
+
+    # A host moving from legacy: the legacy rocm-core's prerm drops the /opt/rocm link, then the Core packages'
+    # postinst (real update-alternatives, in a --root tree) point /opt/rocm/{core,bin,lib} at the newest release.
+    alt = tmp_path / "alt"
+    (alt / "var/lib/dpkg/alternatives").mkdir(parents=True)
+    (alt / "opt/rocm-7.2.4").mkdir(parents=True)
+    legacy = mirror / "rocm/apt/7.2.4/pool/main/r/rocm-core/rocm-core_7.2.4.70204-43~24.04_amd64.deb"
+    run_maintainer_script(legacy, "postinst", ["configure", ""], tmp_path, alt)
+    assert os.readlink(alt / "opt/rocm") == "/etc/alternatives/rocm"
+    run_maintainer_script(legacy, "prerm", ["remove"], tmp_path, alt)
+    assert not os.path.lexists(alt / "opt/rocm")
+    shutil.copytree(root / "opt", alt / "opt", symlinks=True, dirs_exist_ok=True)  # what dpkg unpacks
+
+    def points():
+        links = {name: os.readlink(alt / "opt/rocm" / name) for name in ("core", "bin", "lib")}
+        return {name: os.readlink(alt / link.lstrip("/")) for name, link in links.items()}
+
+    for package in ("amdrocm-core10.1", "amdrocm-core10.0"):  # 10.0 configured last: the newer release still wins
+        run_maintainer_script(debs[package], "postinst", ["configure", ""], tmp_path, alt)
+    assert points() == {"core": "/opt/rocm/core-10.1", "bin": "/opt/rocm/core-10.1/bin",
+                        "lib": "/opt/rocm/core-10.1/lib"}
+    run_maintainer_script(debs["amdrocm-core10.1"], "prerm", ["remove"], tmp_path, alt)
+    assert points()["bin"] == "/opt/rocm/core-10.0/bin"
+
+    # The fake tools print the captures, also when called through a /opt/rocm/bin-style link.
+    (tmp_path / "optrocm").mkdir()
+    (tmp_path / "optrocm/bin").symlink_to(core / "bin")
+    profile = tmp_path / "profile"
+    profile.write_text("rx6900xt\n")
+    rocminfo = subprocess.run([tmp_path / "optrocm/bin/rocminfo"], capture_output=True, check=False,
+                              env=dict(os.environ, GPULAB_FIXTURE_PROFILE_FILE=str(profile)))
+    assert (rocminfo.returncode, rocminfo.stdout) == (0, capture("rocminfo/gfx1030-rx6900xt-rocm6.4.txt"))
+
+
+def test_faults_reach_the_core_stream(server, faults):
+    base = f"{server['url']}/rocm/core/packages"
+    faults.write_text("503 /rocm/core/packages/debian12/\n")
+    assert http_status(f"{base}/debian12/dists/stable/InRelease") == 503
+    assert http_status(f"{base}/debian13/dists/stable/InRelease") == 200

@@ -1,24 +1,31 @@
 #!/usr/bin/env python3
-"""Build the fixture ROCm apt mirror: repo.radeon.com's layout, signed with a key generated for the run.
+"""Build the fixture ROCm apt mirror: repo.radeon.com's and stable.repo.amd.com's layouts, signed with keys generated
+for the run.
 
     python3 tests/harness/mirror/build_mirror.py --out DIR [--force]
 
-Produces DIR/rocm/apt/<ver>/{dists,pool}, DIR/amdgpu/<ver or 30.x>/ubuntu/{dists,pool}, from 7.0
+Produces DIR/rocm/apt/<ver>/{dists,pool}, DIR/amdgpu/<ver, 30.x or 31.x>/ubuntu/{dists,pool}, from 7.0
 DIR/graphics/<ver>/ubuntu/{dists,pool}, DIR/device-metrics-exporter/apt/1.5.2/{dists,pool}, DIR/rocm/rocm.gpg.key (the
-signing key), DIR/rocm/wrong.gpg.key (an unrelated key), DIR/fingerprint (40 hex) and DIR/.stamp. Every package
-is a gpulab.rocm TEST FIXTURE (see recipes.py). A complete mirror made by the same builder files is reused.
-Needs: python3 (stdlib), dpkg-deb (dpkg), apt-ftparchive (apt-utils), gpg + gpg-agent (gnupg).
+signing key), DIR/rocm/wrong.gpg.key (an unrelated key), DIR/fingerprint (40 hex); the Core SDK stream
+DIR/rocm/core/packages/<distro>/{dists/stable,pool}, signed with its own key DIR/rocm/gpg/packages.gpg
+(DIR/core-fingerprint); and DIR/.stamp. Every package is a gpulab.rocm TEST FIXTURE (see recipes.py). A complete
+mirror made by the same builder files is reused.
+Needs: python3 (stdlib; it writes the .debs itself), apt-ftparchive (apt-utils), gpg + gpg-agent (gnupg), gcc (the
+stand-in libraries).
 """
 
 import argparse
 import concurrent.futures
 import fcntl
 import functools
+import gzip
 import hashlib
+import io
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -29,10 +36,12 @@ HERE = Path(__file__).resolve().parent
 # The project's one store of real captured outputs (provenance in its SOURCES.md); recipes.PROFILES names files in it.
 CAPTURES = HERE.parents[2] / "collections/ansible_collections/gpulab/rocm/tests/unit/plugins/module_utils/fixtures"
 ORIGIN = "repo.radeon.com"  # what AMD's pin matches: Pin: release o=repo.radeon.com
+CORE_ROOT = "rocm/core/packages"  # the Core stream's folder of <distro>/ folders (stable.repo.amd.com's layout)
 MAINTAINER = "gpulab.rocm test fixture <fixture@gpulab.invalid>"
 FIXTURE_NOTE = "gpulab.rocm TEST FIXTURE, not AMD's package"
 KEY_UID = "gpulab.rocm fixture mirror signing key (TEST ONLY) <fixture@gpulab.invalid>"
 WRONG_KEY_UID = "gpulab.rocm unrelated key (TEST ONLY) <wrong@gpulab.invalid>"
+CORE_KEY_UID = "gpulab.rocm fixture Core SDK signing key (TEST ONLY) <fixture-core@gpulab.invalid>"
 
 
 class BuildError(Exception):
@@ -62,7 +71,7 @@ def run(cmd, **kwargs):
     try:
         return subprocess.run(cmd, check=True, capture_output=True, text=True, **kwargs)
     except FileNotFoundError:
-        raise BuildError(f"{cmd[0]} not found: install the Debian packages dpkg, apt-utils and gnupg") from None
+        raise BuildError(f"{cmd[0]} not found: install the Debian packages apt-utils, gnupg and gcc") from None
     except subprocess.CalledProcessError as err:
         raise BuildError(f"{' '.join(map(str, cmd))} failed (rc {err.returncode}): {err.stderr.strip()}") from None
 
@@ -96,28 +105,52 @@ class Package:
         return "".join(f"{k}: {v}\n" for k, v in fields)
 
 
-def write_deb(pkg, staging, dest):
-    """Lay the package out under staging and build dest with dpkg-deb (gzip level 1: fast, small enough)."""
-    root = staging / pkg.name
-    (root / "DEBIAN").mkdir(parents=True)
-    (root / "DEBIAN" / "control").write_text(pkg.control())
-    for script, text in pkg.scripts.items():
-        path = root / "DEBIAN" / script
-        path.write_text(text)
-        path.chmod(0o755)
-    for rel, content in pkg.files.items():
-        path = root / rel.lstrip("/")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, tuple):  # ("link", target)
-            os.symlink(content[1], path)
-            continue
-        path.write_bytes(content)
-        path.chmod(0o755 if rel.startswith(("/opt/rocm-", "/usr/")) and "/bin/" in rel else 0o644)
-    for dirpath, dirnames, _ in os.walk(root):
-        for d in dirnames:
-            os.chmod(os.path.join(dirpath, d), 0o755)
+def tar_gz(entries, mtime):
+    """A gzip'd GNU tar (what dpkg-deb writes) of (path, content, mode): bytes, ("link", target) or None (a folder);
+    every member owned by root:root."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=1, mtime=mtime) as gz, \
+            tarfile.open(fileobj=gz, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for path, content, mode in entries:
+            info = tarfile.TarInfo(path)
+            info.mode, info.mtime, info.uname, info.gname = mode, mtime, "root", "root"
+            if content is None:
+                info.type = tarfile.DIRTYPE
+            elif isinstance(content, tuple):
+                info.type, info.linkname = tarfile.SYMTYPE, content[1]
+            else:
+                info.size = len(content)
+            tar.addfile(info, io.BytesIO(content) if isinstance(content, bytes) else None)
+    return buf.getvalue()
+
+
+def ar_member(name, data):
+    """One member of an ar archive: name, mtime, uid, gid, mode, size in fixed-width fields, data padded to even."""
+    header = f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(data):<10}`\n".encode()
+    return header + data + (b"\n" if len(data) % 2 else b"")
+
+
+def write_deb(pkg, dest, mtime):
+    """Write dest, the .deb of pkg, in the format dpkg-deb --build makes (ar of debian-binary, control.tar.gz and
+    data.tar.gz), in this process: forking dpkg-deb, tar and find for each of ~1000 packages took most of the build."""
+    control = [("./", None, 0o755), ("./control", pkg.control().encode(), 0o644)]
+    control += [(f"./{script}", text.encode(), 0o755) for script, text in sorted(pkg.scripts.items())]
+    data, folders = [("./", None, 0o755)], set()
+    for rel in sorted(pkg.files):
+        parts = rel.strip("/").split("/")
+        for depth in range(1, len(parts)):
+            folder = "./" + "/".join(parts[:depth]) + "/"
+            if folder not in folders:
+                folders.add(folder)
+                data.append((folder, None, 0o755))
+        content = pkg.files[rel]
+        executable = rel.startswith(("/opt/rocm", "/usr/")) and "/bin/" in rel
+        data.append(("./" + "/".join(parts), content, 0o777 if isinstance(content, tuple) else
+                     0o755 if executable else 0o644))
     dest.parent.mkdir(parents=True, exist_ok=True)
-    run(["dpkg-deb", "--root-owner-group", "-Zgzip", "-z1", "--build", str(root), str(dest)])
+    members = [("debian-binary", b"2.0\n"), ("control.tar.gz", tar_gz(control, mtime)),
+               ("data.tar.gz", tar_gz(data, mtime))]
+    dest.write_bytes(b"!<arch>\n" + b"".join(ar_member(name, blob) for name, blob in members))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -175,7 +208,7 @@ def tool_script(name, release, prefix):
     common = (HERE / "tools" / "common.sh").read_text()
     common = "\n".join(line for line in common.splitlines() if not line.startswith("# Common part"))
     text = text.replace("@COMMON@", common.strip("\n"))
-    hip = release["components"]["hip-runtime-amd"]
+    hip = release["hip"] if "hip" in release else release["components"]["hip-runtime-amd"]  # Core or legacy
     return (text.replace("@PREFIX@", prefix).replace("@VERSION@", release["version"])
             .replace("@HIPVERSION@", f"{hip}-gpulab-fixture")).encode()
 
@@ -316,12 +349,12 @@ def rocm_packages(release, codename):
     return packages
 
 
-def amdgpu_packages(release, codename):
-    drv = release["amdgpu"]
+def amdgpu_packages(drv, codename, rocm_version=None):
+    """amdgpu-dkms and its firmware for one driver (a release's "amdgpu" or a recipes.CORE_DRIVERS entry)."""
     ubuntu = recipes.UBUNTU[codename]
     module = f"{drv['kernel']}-{drv['build']}.{ubuntu}"
     # Up to 6.4 the driver carries the ROCm code; from 7.0 its own 8-digit number (recipes.py).
-    code = drv.get("code") or version_code(release["version"])
+    code = drv.get("code") or version_code(rocm_version)
     version = f"1:{drv['kernel']}.{code}-{drv['build']}.{ubuntu}"
     firmware = Package("amdgpu-dkms-firmware", version, "amdgpu firmware", arch="all", section="kernel")
     firmware.files = {"/lib/firmware/updates/amdgpu/GPULAB-FIXTURE.txt":
@@ -333,6 +366,111 @@ def amdgpu_packages(release, codename):
                   (f"# {FIXTURE_NOTE}: no sources, DKMS is never run.\n"
                    f'PACKAGE_NAME="amdgpu"\nPACKAGE_VERSION="{module}"\n').encode()}
     return [dkms, firmware]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The ROCm Core SDK stream (recipes.CORE): one set of packages per release, the same in every distribution folder
+
+def core_priority(version):
+    """Priority of a Core release's /opt/rocm/core alternative: a newer release wins (10.1.0 -> 100100).
+    AMD's is not documented (recipes.py)."""
+    major, minor, patch = (int(x) for x in version.split("."))
+    return (major * 100 + minor) * 100 + patch
+
+
+def core_postinst(prefix, priority):
+    return f"""#!/bin/sh
+# {FIXTURE_NOTE}.
+# AMD's amdrocm packages point /opt/rocm/bin, /opt/rocm/lib (and /opt/rocm/core) at the newest
+# /opt/rocm/core-X.Y through update-alternatives (AMD's transition guide); the alternative's name,
+# its priority and the package that runs it are the fixture's (AMD does not document them).
+set -e
+case "$1" in
+    configure)
+        if command -v update-alternatives >/dev/null 2>&1; then
+            update-alternatives --install /opt/rocm/core amdrocm-core {prefix} {priority} \\
+                --slave /opt/rocm/bin amdrocm-core-bin {prefix}/bin \\
+                --slave /opt/rocm/lib amdrocm-core-lib {prefix}/lib
+        fi
+        ;;
+esac
+exit 0
+"""
+
+
+def core_prerm(prefix):
+    return f"""#!/bin/sh
+# {FIXTURE_NOTE}.
+# Drops this release from the /opt/rocm/core alternative (the links go with the last release).
+set -e
+case "$1" in
+    remove|upgrade|deconfigure)
+        if command -v update-alternatives >/dev/null 2>&1; then
+            update-alternatives --remove amdrocm-core {prefix} || true
+        fi
+        ;;
+esac
+exit 0
+"""
+
+
+def core_packages(release):
+    """The packages of one Core release (recipes.CORE_RELEASES entry), named with X.Y, all at release["apt"]."""
+    ver, apt_version = release["version"], release["apt"]
+    series = ver.rsplit(".", 1)[0]  # X.Y: package names and the install root (patches install in place)
+    prefix = f"/opt/rocm/core-{series}"
+    soname = recipes.CORE_SONAMES
+    packages = {}
+
+    def add(name, summary, deps=(), files=None, scripts=None):
+        pkg = Package(name, apt_version, summary, [f"{d} (= {apt_version})" for d in deps])
+        pkg.files, pkg.scripts = files or {}, scripts or {}
+        packages[name] = pkg
+
+    def lib(name):
+        path = f"{prefix}/lib/{name}.so.{soname[name]}"
+        return {path: stub_library(path.rsplit("/", 1)[-1])}
+
+    def tools(*names):
+        files = {}
+        for tool in names:
+            files[f"{prefix}/bin/{tool}"] = tool_script(tool, release, prefix)
+            files.update(fixture_files(prefix, tool))
+        return files
+
+    smi = ["rocm-smi"] if release["rocm_smi"] else []
+    host = f"amdrocm-core{series}"
+    add(host, f"ROCm Core SDK {series}: runtime, tools, version file and the /opt/rocm alternative",
+        files={f"{prefix}/.info/version": f"{apt_version}\n".encode(),
+               **lib("libamdhip64"), **lib("libhsa-runtime64"), **lib("libamd_smi"),
+               **(lib("librocm_smi64") if smi else {}),
+               **tools("rocminfo", "rocm_agent_enumerator", "amd-smi", *smi)},
+        scripts={"postinst": core_postinst(prefix, core_priority(ver)), "prerm": core_prerm(prefix)})
+    add(f"amdrocm-blas{series}", "ROCm Core SDK BLAS (rocBLAS and hipBLAS), host part", [host],
+        {**lib("librocblas"), **lib("libhipblas")})
+    add(f"amdrocm-dnn{series}", "ROCm Core SDK DNN (MIOpen, hipDNN), host part", [f"amdrocm-blas{series}"],
+        lib("libMIOpen"))
+    add(f"amdrocm-core-dev{series}", "ROCm Core SDK development files (hipcc, HIP headers)", [host],
+        {f"{prefix}/bin/hipcc": tool_script("hipcc", release, prefix),
+         f"{prefix}/include/hip/hip_runtime.h": b"/* gpulab.rocm TEST FIXTURE */\n"})
+    for gfx in recipes.CORE["targets"]:
+        add(f"amdrocm-core{series}-{gfx}", f"ROCm Core SDK {series} device code for {gfx}", [host],
+            {f"{prefix}/share/gpulab-fixture/targets/{gfx}": f"{FIXTURE_NOTE}: {gfx} device code\n".encode()})
+        add(f"amdrocm-blas{series}-{gfx}", f"ROCm Core SDK BLAS kernels for {gfx}",
+            [f"amdrocm-blas{series}", f"amdrocm-core{series}-{gfx}"],
+            {f"{prefix}/lib/rocblas/library/TensileLibrary_lazy_{gfx}.dat": b"gpulab.rocm TEST FIXTURE\n"})
+        add(f"amdrocm-dnn{series}-{gfx}", f"ROCm Core SDK DNN kernels and MIOpen kernel database for {gfx}",
+            [f"amdrocm-dnn{series}", f"amdrocm-blas{series}-{gfx}"],
+            {f"{prefix}/share/miopen/db/{gfx}.kdb": b"gpulab.rocm TEST FIXTURE kernel db placeholder\n"})
+        add(f"amdrocm{series}-{gfx}", f"ROCm Core SDK {series} for {gfx}",
+            [f"amdrocm-core{series}-{gfx}", f"amdrocm-blas{series}-{gfx}", f"amdrocm-dnn{series}-{gfx}"])
+        add(f"amdrocm-core-dev{series}-{gfx}", f"ROCm Core SDK {series} development files for {gfx}",
+            [f"amdrocm-core-dev{series}", f"amdrocm{series}-{gfx}"])
+    targets = recipes.CORE["targets"]
+    add(f"amdrocm{series}", f"ROCm Core SDK {series} for every GPU target", [f"amdrocm{series}-{g}" for g in targets])
+    add(f"amdrocm-core-sdk{series}", f"ROCm Core SDK {series}: everything",
+        [f"amdrocm{series}", f"amdrocm-core-dev{series}"] + [f"amdrocm-core-dev{series}-{g}" for g in targets])
+    return list(packages.values())
 
 
 def graphics_packages(release, codename):
@@ -388,7 +526,7 @@ def pool_path(pkg):
     return f"pool/main/{pkg.name[0]}/{pkg.name}/{pkg.filename()}"
 
 
-def index_repo(repo_root, codenames):
+def index_repo(repo_root, codenames, origin=ORIGIN):
     """Packages{,.gz} per codename with apt-ftparchive (a file list per codename: one shared pool), then Release."""
     conf = ['Dir { ArchiveDir "."; };', 'Default { Packages::Compress ". gzip"; };']
     for codename in codenames:
@@ -402,25 +540,26 @@ def index_repo(repo_root, codenames):
         if not (repo_root / f"dists/{codename}/main/binary-amd64/Packages").stat().st_size:
             raise BuildError(f"apt-ftparchive indexed no package in {repo_root}/dists/{codename}")
         release = run(["apt-ftparchive", "-q=2",
-                       "-o", f"APT::FTPArchive::Release::Origin={ORIGIN}",
-                       "-o", f"APT::FTPArchive::Release::Label={ORIGIN}",
+                       "-o", f"APT::FTPArchive::Release::Origin={origin}",
+                       "-o", f"APT::FTPArchive::Release::Label={origin}",
                        "-o", f"APT::FTPArchive::Release::Suite={codename}",
                        "-o", f"APT::FTPArchive::Release::Codename={codename}",
                        "-o", "APT::FTPArchive::Release::Architectures=amd64",
                        "-o", "APT::FTPArchive::Release::Components=main",
-                       "-o", f"APT::FTPArchive::Release::Description={FIXTURE_NOTE} (mirror layout of {ORIGIN})",
+                       "-o", f"APT::FTPArchive::Release::Description={FIXTURE_NOTE} (mirror layout of {origin})",
                        "release", f"dists/{codename}"], cwd=repo_root).stdout
         (repo_root / "dists" / codename / "Release").write_text(release)
     (repo_root / "ftparchive.conf").unlink()
 
 
 class Signer:
-    """A throwaway GNUPGHOME with the signing key and an unrelated second key."""
+    """A throwaway GNUPGHOME with the legacy signing key, the Core stream's signing key and an unrelated key."""
 
     def __init__(self):
         self.home = tempfile.mkdtemp(prefix="gpulab-mirror-gpg-")
         os.chmod(self.home, 0o700)
         self.fingerprint = self.generate(KEY_UID)
+        self.core_fingerprint = self.generate(CORE_KEY_UID)
         self.wrong_fingerprint = self.generate(WRONG_KEY_UID)
 
     def gpg(self, *args):
@@ -437,9 +576,9 @@ class Signer:
     def export(self, fingerprint, dest):
         dest.write_text(self.gpg("--armor", "--export", fingerprint).stdout)
 
-    def sign(self, dist_dir):
+    def sign(self, dist_dir, fingerprint):
         release = str(dist_dir / "Release")
-        key = ["--local-user", self.fingerprint + "!", "--digest-algo", "SHA512"]
+        key = ["--local-user", fingerprint + "!", "--digest-algo", "SHA512"]
         self.gpg(*key, "--clearsign", "--output", str(dist_dir / "InRelease"), release)
         self.gpg(*key, "--armor", "--detach-sign", "--output", str(dist_dir / "Release.gpg"), release)
 
@@ -457,71 +596,91 @@ def build(out, jobs):
         raise BuildError(f"recipes.PROFILES names captures that are not in {CAPTURES}: {', '.join(missing)}")
     stage = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(stage, ignore_errors=True)
-    staging = Path(tempfile.mkdtemp(prefix="gpulab-mirror-stage-"))
-    signer = None
+    # gpg-agent makes the three RSA keys (seconds of CPU) while this process writes the packages.
+    keygen = concurrent.futures.ThreadPoolExecutor(1)
+    signing = keygen.submit(Signer)
     try:
-        repos = []  # (repo root, codenames)
-        debs = []  # (package, staging dir, destination)
+        repos = {}  # repo root -> (codenames, Release origin, signing key: "legacy" or "core")
+        debs = []  # (package, destination)
+        links = []  # (built .deb, another pool's path): Core packages are the same in every distribution folder
+
+        def place(root, codename, packages, origin=ORIGIN, key="legacy"):
+            """List packages in root's index for codename; return their pool paths."""
+            repos.setdefault(root, ([], origin, key))[0].append(codename)
+            root.mkdir(parents=True, exist_ok=True)
+            (root / f"files-{codename}").write_text("".join(pool_path(pkg) + "\n" for pkg in packages))
+            return [root / pool_path(pkg) for pkg in packages]
+
+        def queue(root, codename, packages):
+            debs.extend(zip(packages, place(root, codename, packages)))
+
         for release in recipes.RELEASES:
-            rocm_root = stage / "rocm" / "apt" / release["folder"]
             # From 7.0 the driver has its own folder (30.x) and user space a second repository (graphics/).
-            amdgpu_root = stage / "amdgpu" / release["amdgpu"].get("folder", release["folder"]) / "ubuntu"
-            kinds = [(rocm_root, rocm_packages), (amdgpu_root, amdgpu_packages)]
-            if release.get("graphics"):
-                kinds.append((stage / "graphics" / release["folder"] / "ubuntu", graphics_packages))
-            repos += [(root, release["codenames"]) for root, _make in kinds]
+            driver = release["amdgpu"]
+            amdgpu_root = stage / "amdgpu" / driver.get("folder", release["folder"]) / "ubuntu"
             for codename in release["codenames"]:
-                for root, packages in ((root, make(release, codename)) for root, make in kinds):
-                    listing = []
-                    for pkg in packages:
-                        rel = pool_path(pkg)
-                        listing.append(rel)
-                        debs.append((pkg, staging / f"{len(debs)}", root / rel))
-                    root.mkdir(parents=True, exist_ok=True)
-                    (root / f"files-{codename}").write_text("\n".join(listing) + "\n")
+                queue(stage / "rocm" / "apt" / release["folder"], codename, rocm_packages(release, codename))
+                queue(amdgpu_root, codename, amdgpu_packages(driver, codename, release["version"]))
+                if release.get("graphics"):
+                    queue(stage / "graphics" / release["folder"] / "ubuntu", codename,
+                          graphics_packages(release, codename))
+        for driver in recipes.CORE_DRIVERS:  # the Core releases' drivers, in the legacy layout
+            for codename in driver["codenames"]:
+                queue(stage / "amdgpu" / driver["folder"] / "ubuntu", codename, amdgpu_packages(driver, codename))
         exporter = recipes.EXPORTER
-        exporter_root = stage / "device-metrics-exporter" / "apt" / exporter["folder"]
-        repos.append((exporter_root, exporter["codenames"]))
         for codename in exporter["codenames"]:
-            listing = []
-            for pkg in exporter_packages(exporter, codename):
-                listing.append(pool_path(pkg))
-                debs.append((pkg, staging / f"{len(debs)}", exporter_root / pool_path(pkg)))
-            exporter_root.mkdir(parents=True, exist_ok=True)
-            (exporter_root / f"files-{codename}").write_text("\n".join(listing) + "\n")
-        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-            list(pool.map(lambda d: write_deb(*d), debs))
+            queue(stage / "device-metrics-exporter" / "apt" / exporter["folder"], codename,
+                  exporter_packages(exporter, codename))
+        core = [pkg for release in recipes.CORE_RELEASES for pkg in core_packages(release)]
+        first, *others = [stage / CORE_ROOT / distro for distro in recipes.CORE["distros"]]
+        built = place(first, recipes.CORE["suite"], core, recipes.CORE["origin"], "core")
+        debs += zip(core, built)
+        for root in others:
+            links += zip(built, place(root, recipes.CORE["suite"], core, recipes.CORE["origin"], "core"))
+        mtime = int(time.time())
+        for pkg, dest in debs:  # in-process Python work: threads would only contend for the GIL
+            write_deb(pkg, dest, mtime)
+        for source, dest in links:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.link(source, dest)
         built_debs = time.monotonic()
 
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-            list(pool.map(lambda r: index_repo(*r), repos))
-        signer = Signer()
-        dists = [root / "dists" / c for root, codenames in repos for c in codenames]
+            list(pool.map(lambda root: index_repo(root, *repos[root][:2]), repos))
+        signer = signing.result()
+        fingerprints = {"legacy": signer.fingerprint, "core": signer.core_fingerprint}
+        dists = [(root / "dists" / c, fingerprints[key]) for root, (codenames, _o, key) in repos.items()
+                 for c in codenames]
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-            list(pool.map(signer.sign, dists))
+            list(pool.map(lambda d: signer.sign(*d), dists))
         signer.export(signer.fingerprint, stage / "rocm" / "rocm.gpg.key")
         signer.export(signer.wrong_fingerprint, stage / "rocm" / "wrong.gpg.key")
+        (stage / "rocm" / "gpg").mkdir()
+        signer.export(signer.core_fingerprint, stage / "rocm" / "gpg" / "packages.gpg")  # armored, as AMD's
         (stage / "fingerprint").write_text(signer.fingerprint + "\n")
         (stage / "wrong-fingerprint").write_text(signer.wrong_fingerprint + "\n")
+        (stage / "core-fingerprint").write_text(signer.core_fingerprint + "\n")
         (stage / ".stamp").write_text(builder_hash() + "\n")  # last: its presence means complete
         shutil.rmtree(out, ignore_errors=True)
         stage.rename(out)
     finally:
-        if signer:
-            signer.close()
-        shutil.rmtree(staging, ignore_errors=True)
+        if signing.exception() is None:  # waits for the keys, so the agent is stopped whatever failed
+            signing.result().close()
+        keygen.shutdown()
         shutil.rmtree(stage, ignore_errors=True)
     total = time.monotonic() - started
-    print(f"build_mirror: built {out}: {len(debs)} packages in {len(dists)} dists, {total:.1f} s "
-          f"(packages {built_debs - started:.1f} s, index + signatures {total - (built_debs - started):.1f} s, "
-          f"{jobs} jobs)")
+    print(f"build_mirror: built {out}: {len(debs)} packages ({len(links)} more hard-linked) in {len(dists)} dists, "
+          f"{total:.1f} s (packages {built_debs - started:.1f} s, index + signatures "
+          f"{total - (built_debs - started):.1f} s, {jobs} jobs)")
 
 
 def is_current(out):
     try:
         return ((out / ".stamp").read_text().strip() == builder_hash()
                 and len((out / "fingerprint").read_text().strip()) == 40
-                and (out / "rocm" / "rocm.gpg.key").is_file())
+                and len((out / "core-fingerprint").read_text().strip()) == 40
+                and (out / "rocm" / "rocm.gpg.key").is_file()
+                and (out / "rocm" / "gpg" / "packages.gpg").is_file())
     except OSError:
         return False
 
@@ -530,7 +689,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path, help="directory to build the mirror into")
     parser.add_argument("--force", action="store_true", help="rebuild even if DIR holds a current mirror")
-    parser.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2), help="parallel dpkg-deb/gpg runs")
+    parser.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2),
+                        help="parallel apt-ftparchive and gpg runs")
     args = parser.parse_args()
     out = args.out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,8 @@
 #   tests/harness/mirror/mirror.sh start   build into .cache/mirror/www if needed, start the server (idempotent)
 #   tests/harness/mirror/mirror.sh stop    stop the server
 #   tests/harness/mirror/mirror.sh env     print export lines for eval: GPULAB_MIRROR_URL, _FINGERPRINT, _KEY_URL,
-#                                          _WRONG_KEY_URL (an unrelated key, for wrong-fingerprint tests)
+#                                          _WRONG_KEY_URL (an unrelated key, for wrong-fingerprint tests), and the
+#                                          Core SDK stream's _CORE_URL, _CORE_KEY_URL, _CORE_FINGERPRINT
 #   tests/harness/mirror/mirror.sh status  say whether it runs, and where
 # State lives in .cache/mirror/ (GPULAB_MIRROR_STATE overrides): www/, port, pid, server.log, faults.
 set -eu
@@ -78,6 +79,10 @@ case ${1:-} in
         echo "export GPULAB_MIRROR_FINGERPRINT=$(cat "$www/fingerprint")"
         echo "export GPULAB_MIRROR_KEY_URL=http://127.0.0.1:$(port)/rocm/rocm.gpg.key"
         echo "export GPULAB_MIRROR_WRONG_KEY_URL=http://127.0.0.1:$(port)/rocm/wrong.gpg.key"
+        # The Core SDK stream (stable.repo.amd.com's layout): the folder of <distro>/ folders, its own key.
+        echo "export GPULAB_MIRROR_CORE_URL=http://127.0.0.1:$(port)/rocm/core/packages"
+        echo "export GPULAB_MIRROR_CORE_KEY_URL=http://127.0.0.1:$(port)/rocm/gpg/packages.gpg"
+        echo "export GPULAB_MIRROR_CORE_FINGERPRINT=$(cat "$www/core-fingerprint")"
         ;;
     status)
         if running; then echo "mirror.sh: running on port $(port) (pid $(cat "$state/pid")), root $www"

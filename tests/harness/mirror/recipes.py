@@ -106,6 +106,19 @@ RELEASES += [
         "graphics": True,
         "amdgpu": {"folder": "30.30.3", "code": "30300300", "kernel": "6.14.14", "build": 2254139},
     },
+    # 7.2.4 (2026-05-29), driver 30.30.4: the last legacy release (rocm-reference.md 13). Components and build 43 as
+    # 7.2.3's, driver build number: PLAUSIBLE, NOT VERIFIED.
+    {
+        "version": "7.2.4", "folder": "7.2.4", "build": 43, "codenames": ["jammy", "noble"],
+        "components": {
+            "hip-runtime-amd": "7.2.26015", "hipcc": "1.1.1", "rocminfo": "1.0.0", "rocm-smi-lib": "7.8.0",
+            "amd-smi-lib": "26.2.1", "hsa-rocr": "1.18.0", "rocblas": "5.2.0", "miopen-hip": "3.5.1",
+        },
+        "sonames": {"libamdhip64": 7, "librocblas": 5, "librocm_smi64": 7},
+        "kdb_scheme": "miopen-hip",
+        "graphics": True,
+        "amdgpu": {"folder": "30.30.4", "code": "30300400", "kernel": "6.14.14", "build": 2269523},
+    },
 ]
 
 # MIOpen kernel-db packages: (gfx, CUs) per naming scheme (rocm-reference.md §4.4).
@@ -210,3 +223,66 @@ PROFILES = {
 # stand-in with the paths of AMD's: the program in /usr/local/bin, its unit in /usr/lib/systemd/system and the
 # default config in /etc/metrics/config.json (pkg/exporter/globals/constants.go AMDMetricsFile).
 EXPORTER = {"folder": "1.5.2", "version": "1.5.2", "codenames": ["jammy", "noble"]}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The ROCm Core SDK stream (AMD's production line built by TheRock since 7.14; rocm-reference.md 13). Sources: AMD's
+# ROCm 10.0 install page (docs-10.0.0 install/rocm) unless marked.
+# - Repository: deb822 "URIs: https://stable.repo.amd.com/rocm/core/packages/<distro>/", "Suites: stable",
+#   "Components: main", "Signed-By: /etc/apt/keyrings/amdrocm.gpg"; key at stable.repo.amd.com/rocm/gpg/packages.gpg,
+#   a different key than the legacy one. The fixture signs it with its own second key.
+# - Origin/Label of AMD's Release file are not documented: "stable.repo.amd.com", and Codename = Suite = "stable":
+#   PLAUSIBLE, NOT VERIFIED (the roles pin by origin).
+# - Distributions: AMD has ubuntu2204, ubuntu2404, ubuntu2604, debian12, debian13. The fixture builds the three the
+#   project tests on (Debian 12/13 and the real Ubuntu host's 24.04) and skips ubuntu2204 and ubuntu2604 to keep the
+#   build short. apt versions carry no distribution suffix (10.0.0-4), so the fixture builds each package once and
+#   hard-links it into every distribution's pool (whether AMD's files are identical across distributions is not
+#   known).
+# - Packages: amdrocm<X.Y> (every target) and amdrocm<X.Y>-<gfx>; per component and target amdrocm-core<X.Y>-<gfx>,
+#   amdrocm-blas<X.Y>-<gfx> (third-party install notes; rocBLAS and hipBLAS are merged into amdrocm-blas, TheRock
+#   RFC0009 and AMD's 7.13 packages page), amdrocm-dnn<X.Y>-<gfx> (MIOpen, hipDNN: the same sources);
+#   amdrocm-core-dev<X.Y>[-<gfx>] (AMD's 7.13 packages page), amdrocm-core-sdk<X.Y> (everything). The host parts
+#   amdrocm-core/-blas/-dnn<X.Y>, what each package holds, and the dependencies between them are the fixture's
+#   choice, PLAUSIBLE, NOT VERIFIED. Every dependency is at the exact version.
+# - Install root /opt/rocm/core-X.Y (patch releases install in place), version file .info/version (TheRock#5475).
+#   No ld.so.conf.d file (the libraries are not registered with ldconfig, TheRock#6718).
+# - /opt/rocm: AMD's transition guide says "the amdrocm meta package configures update-alternatives and provides
+#   backward-compatible symlinks for /opt/rocm/bin, /opt/rocm/lib"; /opt/rocm/core points at the newest core-X.Y
+#   (TheRock RFC0009). Which package runs update-alternatives, the alternative's name and its priority are not
+#   documented: the fixture's amdrocm-core<X.Y> (which every amdrocm<X.Y>[-<gfx>] pulls) registers alternative
+#   "amdrocm-core" (/opt/rocm/core -> /opt/rocm/core-X.Y, slaves /opt/rocm/bin and /opt/rocm/lib), priority from the
+#   release (build_mirror.core_priority): PLAUSIBLE, NOT VERIFIED.
+# - Targets: AMD ships fifteen (gfx950 gfx942 gfx90a gfx908 gfx1201 gfx1200 gfx1100-gfx1103 gfx1030 gfx1150-gfx1153);
+#   the fixture builds the ones below: the project's GPU fixtures (MI300X gfx942, MI250X gfx90a, RX 6900 XT and
+#   RX 6600 gfx1030, RX 7600 gfx1102) plus gfx950, gfx908, gfx1100 and gfx1151 (Strix Halo, in third-party notes).
+CORE = {
+    "origin": "stable.repo.amd.com",
+    "suite": "stable",
+    "distros": ["debian12", "debian13", "ubuntu2404"],
+    "targets": ["gfx950", "gfx942", "gfx90a", "gfx908", "gfx1030", "gfx1100", "gfx1102", "gfx1151"],
+}
+# One entry per Core release, all in the same "stable" suite (AMD's holds several X.Y side by side; names carry X.Y).
+# - "apt": 10.0.0-4 is real (AMD's runfile rocm-installer-10.0.0-4.run, third-party apt listings); 10.1.0-2:
+#   PLAUSIBLE, NOT VERIFIED (10.1.0's build number is not known).
+# - 10.2.0 is a FIXTURE-ONLY release AMD has not published: the project tests that a Core release missing from its
+#   release table still installs by reading the stream's signed index.
+# - "rocm_smi": rocm-smi ships in 7.14 and 10.0 (its upstream build was switched off 2026-07-24, TheRock#6852). It is
+#   not known whether AMD's 10.1 has it; the fixture leaves it out of 10.1 and 10.2 (a FIXTURE CHOICE) so the suite
+#   holds the "Core node without rocm-smi" path.
+# - "hip" (hipcc --version) and the sonames: PLAUSIBLE, NOT VERIFIED; libamd_smi.so.27: amd-smi 27.x in 10.x
+#   (rocm-reference.md 13).
+CORE_RELEASES = [
+    {"version": "10.0.0", "apt": "10.0.0-4", "hip": "10.0.0", "rocm_smi": True},
+    {"version": "10.1.0", "apt": "10.1.0-2", "hip": "10.1.0", "rocm_smi": False},
+    {"version": "10.2.0", "apt": "10.2.0-1", "hip": "10.2.0", "rocm_smi": False, "fixture_only": True},
+]
+CORE_SONAMES = {"libamdhip64": 10, "libhsa-runtime64": 1, "librocm_smi64": 7, "libamd_smi": 27, "librocblas": 5,
+                "libhipblas": 3, "libMIOpen": 1}
+# The amdgpu driver for the Core stream stays in the legacy layout on repo.radeon.com (amdgpu/<folder>/ubuntu
+# <jammy|noble> main, legacy key): 10.0 and 10.1 document 31.50 (amdgpu-install_31.50.315000-1, AMD's 10.0 install
+# page), 7.14 documents 31.40.1. amdgpu-dkms carries the 8-digit code; the kernel bases (6.19.14 is 31.40.0's,
+# rocm-reference.md 13; 7.0.5) and the build numbers are PLAUSIBLE, NOT VERIFIED.
+CORE_DRIVERS = [
+    {"folder": "31.40.1", "code": "31400100", "kernel": "6.19.14", "build": 2298417, "codenames": ["jammy", "noble"]},
+    {"folder": "31.50", "code": "31500000", "kernel": "7.0.5", "build": 2331850, "codenames": ["jammy", "noble"]},
+]
