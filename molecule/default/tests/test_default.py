@@ -6,10 +6,11 @@ import re
 
 import pytest
 
-# The stack's default release, the newest of the release table (host_vars set it; the unit tests check they agree).
-ROCM = "7.2.3"
-CODE = "70203"
-SUITE = {"12": "jammy", "13": "noble"}
+# The stack's default release, the newest production release of the table: a ROCm Core SDK release (host_vars set
+# it; test_the_default_release_is_the_stack_s checks they agree).
+ROCM = "10.1.0"
+SERIES = "10.1"
+DISTRO = {"12": "debian12", "13": "debian13"}
 # The fixture profile each platform was given (molecule.yml) and the GPU its capture shows.
 GPU = {
     "molecule-rocm-bookworm": "AMD Instinct MI250X",
@@ -18,7 +19,16 @@ GPU = {
 # The converged hosts (the batch hosts of test_upgrade_batches.py are left fresh).
 testinfra_hosts = sorted(GPU)
 USERS = ["alice", "bob"]
-PACKAGES = ["rocm-hip-sdk", "rocblas", "miopen-hip", "rocm-core", "hip-runtime-amd", "rocminfo"]
+# The containers see no AMD GPU on their PCI bus (their GPUs are the fixture tools' captures), so they get the
+# runtime of every target, amdrocm<X.Y>, which pulls the host packages (rocm-reference.md 13; recipes.py).
+PACKAGES = ["amdrocm" + SERIES, "amdrocm-core" + SERIES, "amdrocm-blas" + SERIES, "amdrocm-dnn" + SERIES,
+            "amdrocm%s-gfx90a" % SERIES, "amdrocm%s-gfx1030" % SERIES]
+CORE_SOURCES = "/etc/apt/sources.list.d/amdrocm-stable.sources"
+
+
+def test_the_default_release_is_the_stack_s():
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_release
+    assert rocm_release.newest_stable() == ROCM
 
 
 @pytest.fixture(scope="module")
@@ -26,46 +36,51 @@ def debian_major(host):
     return host.file("/etc/debian_version").content_string.strip().split(".")[0]
 
 
-def test_keyring_holds_the_mirror_key(host):
-    keyring = host.file("/etc/apt/keyrings/rocm.gpg")
-    assert keyring.is_file
-    assert keyring.mode == 0o644
-    out = host.check_output("gpg --no-default-keyring --keyring /etc/apt/keyrings/rocm.gpg --with-colons --fingerprint")
-    fingerprints = re.findall(r"^fpr:+([0-9A-F]{40}):", out, re.M)
-    assert fingerprints[0] == os.environ["GPULAB_MIRROR_FINGERPRINT"]
+def fingerprints(host, keyring):
+    out = host.check_output(f"gpg --no-default-keyring --keyring {keyring} --with-colons --fingerprint")
+    return re.findall(r"^fpr:+([0-9A-F]{40}):", out, re.M)
 
 
-def test_sources_line_is_signed_by_the_keyring(host, debian_major):
-    lines = [ln for ln in host.file("/etc/apt/sources.list.d/rocm.list").content_string.splitlines()
-             if ln.startswith("deb ")]
-    url = os.environ["GPULAB_MIRROR_URL"]
-    # From 7.0 the graphics repository of the release sits beside the ROCm one (rocm-reference.md 1.1).
-    options = "deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
-    assert lines == [f"{options} {url}/rocm/apt/{ROCM} {SUITE[debian_major]} main",
-                     f"{options} {url}/graphics/{ROCM}/ubuntu {SUITE[debian_major]} main"]
-    # No driver sources in a container.
-    assert not host.file("/etc/apt/sources.list.d/amdgpu.list").exists
+def test_the_core_keyring_holds_the_core_key_only(host):
+    keyring = host.file("/etc/apt/keyrings/amdrocm.gpg")
+    assert keyring.is_file and keyring.mode == 0o644
+    assert fingerprints(host, "/etc/apt/keyrings/amdrocm.gpg")[0] == os.environ["GPULAB_MIRROR_CORE_FINGERPRINT"]
+    # No driver in a container, so no legacy key and no legacy source either.
+    for path in ("/etc/apt/keyrings/rocm.gpg", "/etc/apt/sources.list.d/rocm.list",
+                 "/etc/apt/sources.list.d/amdgpu.list"):
+        assert not host.file(path).exists, path
 
 
-def test_pin_prefers_the_rocm_origin(host):
+def test_the_core_source_is_amd_s_deb822_file(host, debian_major):
+    text = host.file(CORE_SOURCES).content_string
+    fields = dict(line.split(": ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    assert fields == {"X-Repo-Id": "amdrocm-stable", "Types": "deb",
+                      "URIs": "%s/%s/" % (os.environ["GPULAB_MIRROR_CORE_URL"], DISTRO[debian_major]),
+                      "Suites": "stable", "Components": "main", "Architectures": "amd64",
+                      "Signed-By": "/etc/apt/keyrings/amdrocm.gpg", "Enabled": "yes"}, text
+
+
+def test_pin_prefers_the_core_origin(host):
     pin = host.file("/etc/apt/preferences.d/rocm-pin-600").content_string
-    assert "Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 600\n" in pin
-    policy = host.check_output("apt-cache policy rocminfo")
-    assert re.search(r"^\s*600 .*/rocm/apt/%s " % re.escape(ROCM), policy, re.M), policy
+    assert "Pin: release o=stable.repo.amd.com\nPin-Priority: 600\n" in pin
+    policy = host.check_output("apt-cache policy amdrocm%s" % SERIES)
+    assert re.search(r"^\s*600 .*/rocm/core/packages/debian1[23] stable", policy, re.M), policy
 
 
 @pytest.mark.parametrize("name", PACKAGES)
-def test_package_at_the_exact_version(host, name, debian_major):
+def test_package_at_the_release(host, name):
     pkg = host.package(name)
     assert pkg.is_installed
-    suffix = {"12": "~22.04", "13": "~24.04"}[debian_major]
-    assert re.fullmatch(r"[0-9.]+\.%s-\d+%s" % (CODE, re.escape(suffix)), pkg.version), pkg.version
+    # A Core package's version is the release itself, no MMmmpp code (rocm-reference.md 13).
+    assert re.fullmatch(r"%s-\d+" % re.escape(ROCM), pkg.version), pkg.version
 
 
-def test_opt_rocm_points_at_the_release(host):
-    link = host.file("/opt/rocm")
-    assert link.is_symlink
-    assert host.check_output("readlink -f /opt/rocm") == f"/opt/rocm-{ROCM}"
+def test_no_legacy_package_and_the_core_root(host):
+    listed = host.check_output("dpkg-query -W -f '${Package} ${Version}\\n'")
+    assert not re.search(r"\.\d{5}-\d+~\d+\.\d+$", listed, re.M), listed
+    assert host.file("/opt/rocm/core-%s/.info/version" % SERIES).content_string.startswith(ROCM + "-")
+    # AMD's alternatives give /opt/rocm/core and /opt/rocm/bin (the amdrocm packages; recipes.py).
+    assert host.check_output("readlink -f /opt/rocm/core") == "/opt/rocm/core-" + SERIES
 
 
 @pytest.mark.parametrize("user", USERS)

@@ -34,18 +34,19 @@ def mirror_requests(marker):
 def test_a_mirror_url_with_quoted_characters_converges(host):
     # apt names the list files of this URL with %5f and %7e; the old roles rebuilt the names without that quoting,
     # found no lists, and refreshed the apt cache (asking the mirror again) on every run.
-    alias = {"rocm_repo_base_url": os.environ["GPULAB_MIRROR_URL"] + "/lab_mirror~1"}
+    # The Core SDK stream's lab mirror (the default release is a Core one; its URL replaces the stream's).
+    alias = {"rocm_repo_core_base_url": os.environ["GPULAB_MIRROR_URL"] + "/lab_mirror~1/rocm/core/packages"}
     first = runs.playbook("site.yml", NODE, alias)
     assert first.rc == 0 and first.changed(NODE) > 0, first
     assert "lab%5fmirror%7e1" in host.check_output("ls /var/lib/apt/lists")
-    asked = len(mirror_requests("/lab_mirror~1/rocm/apt/"))
+    asked = len(mirror_requests("/lab_mirror~1/rocm/core/"))
     second = runs.playbook("site.yml", NODE, alias)
     assert second.rc == 0 and second.changed(NODE) == 0, second
     # No refresh: the mirror was not asked for the ROCm lists again.
-    assert len(mirror_requests("/lab_mirror~1/rocm/apt/")) == asked, second
+    assert len(mirror_requests("/lab_mirror~1/rocm/core/")) == asked, second
     back = runs.playbook("site.yml", NODE)
     assert back.rc == 0 and back.changed(NODE) > 0, back
-    assert "/lab_mirror~1/" not in host.file("/etc/apt/sources.list.d/rocm.list").content_string
+    assert "/lab_mirror~1/" not in host.file("/etc/apt/sources.list.d/amdrocm-stable.sources").content_string
 
 
 def test_a_group_taken_out_of_the_list_leaves_adduser_conf(host):

@@ -17,7 +17,10 @@ def test_a_failed_batch_stops_the_roll(host):
     # The mirror for every host (the batch hosts are not in rocm_nodes, whose group_vars name it): had the roll gone
     # on, batch-b would have had its sources written.
     extra = {"rocm_upgrade_serial": 2, "rocm_repo_base_url": os.environ["GPULAB_MIRROR_URL"],
-             "rocm_repo_key_fingerprints": [os.environ["GPULAB_MIRROR_FINGERPRINT"]], "rocm_repo_validate_certs": False}
+             "rocm_repo_key_fingerprints": [os.environ["GPULAB_MIRROR_FINGERPRINT"]], "rocm_repo_validate_certs": False,
+             "rocm_repo_core_base_url": os.environ["GPULAB_MIRROR_CORE_URL"],
+             "rocm_repo_core_key_url": os.environ["GPULAB_MIRROR_CORE_KEY_URL"],
+             "rocm_repo_core_key_fingerprints": [os.environ["GPULAB_MIRROR_CORE_FINGERPRINT"]]}
     run = runs.playbook("playbooks/upgrade.yml", "rocm_nodes:upgrade_standby", extra)
     assert run.rc != 0, run
     for name in FIRST:
@@ -31,4 +34,4 @@ def test_a_failed_batch_stops_the_roll(host):
     assert last_first < first_second, run.output
     # The roll stopped at the failed task: the other host of the batch was left as it was.
     assert runs.differences(before, runs.snapshot(host)) == []
-    assert not host.file("/etc/apt/sources.list.d/rocm.list").exists
+    assert not host.file("/etc/apt/sources.list.d/amdrocm-stable.sources").exists
