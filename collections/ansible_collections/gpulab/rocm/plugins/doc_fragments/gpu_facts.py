@@ -41,7 +41,8 @@ options:
     type: path
   executable:
     description:
-      - The tool to run, as a name looked up in C(PATH) and C(/opt/rocm/bin), or an absolute path.
+      - The tool to run, as a name looked up in C(PATH) and the ROCm folders (C(/opt/rocm/bin), and for the ROCm
+        Core SDK C(/opt/rocm/core/bin) and the newest C(/opt/rocm/core-X.Y/bin)), or an absolute path.
     type: str
     aliases: [path]
   fail_on_no_gpu:

@@ -101,8 +101,11 @@ ansible_facts:
           description:
             - One record per GPU with the keys of M(gpulab.rocm.rocm_smi_facts)'s C(gpus) (C(card) and C(series) are
               always null), plus C(uuid), C(uuid_placeholder), C(kfd_id), C(partition_id), C(subvendor_id),
-              C(vbios_version), C(compute_units), C(vram_type), C(vram_vendor), C(max_power_w), C(max_link_speed_gts),
-              C(max_link_width) and C(driver_version).
+              C(vbios_version), C(boot_firmware), C(compute_units), C(vram_type), C(vram_vendor), C(max_power_w),
+              C(max_link_speed_gts), C(max_link_width) and C(driver_version).
+            - C(vbios), C(vbios_version) and C(boot_firmware) are the firmware block's C(PART_NUMBER), C(VERSION) and
+              C(BOOT_FIRMWARE) - C(IFWI) from ROCm 7.1, C(VBIOS) before; C(BOOT_FIRMWARE) (the legacy VBIOS version
+              number) is printed from amd-smi 27.1 (ROCm 10.1) on, else null.
             - C(temperature_c) is the edge sensor, or the hotspot where there is none (MI300); C(power_cap_w) is
               C(limit.socket_power); C(sclk_mhz) and C(mclk_mhz) are C(gfx_0) and C(mem_0).
           type: list

@@ -18,7 +18,8 @@ description:
     GPU users with their groups and the C(gpulab.rocm) block of their C(~/.bashrc), C(adduser.conf), the
     C(/opt/rocm) alternative, the linker cache, free disk, Secure Boot, whether the kernel
     headers are installed or installable, the GPUs on the PCI bus (M(gpulab.rocm.gpu_pci_facts)) and what
-    C(rocminfo), C(rocm-smi) and C(amd-smi) report; on request, the container engines and their GPU settings.
+    C(rocminfo), C(amd-smi) and, where it is installed, C(rocm-smi) report (legacy ROCm and the ROCm Core SDK
+    alike); on request, the container engines and their GPU settings.
   - Changes nothing. M(gpulab.rocm.plan) runs it once per host and keeps the result as C(gpulab_node); the roles
     plan from it. Run alone, it returns the same under C(ansible_facts.gpulab_node).
   - Never follows a user's symlink and never returns a user's C(~/.bashrc) beyond the gpulab.rocm block.
@@ -65,9 +66,10 @@ options:
       - Section C(autoremove) lists what C(apt-get autoremove) would remove, and section C(fix_broken) what
         C(apt-get install --fix-broken) would remove (simulations, so nothing changes).
       - Section C(slurm) reads Slurm's configuration files in O(slurm_conf_dir), the munge key's owner, mode and
-        checksum (never its content), Slurm's binaries and version, whether slurmd has the C(gpu_rsmi.so) plugin,
-        which of munged, slurmd and slurmctld run (processes of root and the C(munge) and C(slurm) users only), and
-        the CPU and NUMA topology under O(sysfs_root). Section C(slurm_state) asks the controller for every node as
+        checksum (never its content), Slurm's binaries and version, whether slurmd has the C(gpu_rsmi.so) plugin
+        and the linker's folders ROCm SMI's library (C(librocm_smi64), which that plugin loads), which of munged,
+        slurmd and slurmctld run (processes of root and the C(munge) and C(slurm) users only), and the CPU and NUMA
+        topology under O(sysfs_root). Section C(slurm_state) asks the controller for every node as
         Slurm sees it (C(scontrol show node -o)).
       - Section C(health) reads the last result of C(gpulab-gpu-health) (C(/var/lib/gpulab/health/last.json),
         role C(rocm_health)) - its verdict and failing checks; a link, a file not owned by root or writable by others
@@ -92,7 +94,11 @@ options:
     type: path
     default: /opt
   rocm_path:
-    description: The ROCm installation whose C(.info/version) is read.
+    description:
+      - The ROCm installation. Section C(versions) reads its version file - C(.info/version) of a legacy release,
+        else C(core/.info/version) of the ROCm Core SDK (C(/opt/rocm/core) links to the newest C(/opt/rocm/core-X.Y)).
+      - Where a GPU tool is not in C(PATH), it is looked for in its C(bin), C(core/bin) and the newest
+        C(core-X.Y/bin).
     type: path
     default: /opt/rocm
   amd_smi_metric:
@@ -186,7 +192,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
-    TOOL_DIRS, ToolTimeout, process_run, timed_run, utf8_notice, valid_utf8,
+    ToolTimeout, process_run, rocm_version_files, timed_run, tool_dirs, utf8_notice, valid_utf8,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gpu_tools import read_all
 from ansible_collections.gpulab.rocm.plugins.module_utils.node.health_run import (
@@ -245,7 +251,8 @@ class Probe(object):
             return 124, '', str(exc)
 
     def find(self, tool):
-        return self.module.get_bin_path(tool, opt_dirs=TOOL_DIRS)
+        """A tool in PATH or the ROCm folders, legacy or Core SDK (_facts_common.tool_dirs)."""
+        return self.module.get_bin_path(tool, opt_dirs=tool_dirs(self.params['rocm_path']))
 
     def packages(self):
         status = ns.read_text('/var/lib/dpkg/status', limit=64 << 20) or ''
@@ -472,6 +479,7 @@ class Probe(object):
             'version': version,
             'plugin_dir': plugin_dir,
             'rsmi_plugin': rsmi,
+            'rsmi_library': rocm_smi_library('/'),
             'daemons': running_daemons('/proc', SLURM_DAEMONS, daemon_owners),
             'hostname': os.uname()[1].split('.')[0],
             'topology': read_cpu_topology(self.params['sysfs_root']),
@@ -494,9 +502,16 @@ class Probe(object):
         self.node['modules'] = ns.modules_state('/', self.params['modulefiles_dirs'])
 
     def versions(self):
-        rocm = (ns.read_text(os.path.join(self.params['rocm_path'], '.info/version')) or '').strip()
+        # The legacy release's .info/version, else the ROCm Core SDK's core/.info/version ('10.1.0-2'); rocm_file
+        # says which was read.
+        rocm, rocm_file = None, None
+        for path in rocm_version_files(self.params['rocm_path']):
+            text = (ns.read_text(path, limit=4096) or '').strip()
+            if text:
+                rocm, rocm_file = text.splitlines()[0].strip(), path
+                break
         amdgpu = (ns.read_text(os.path.join(self.params['sysfs_root'], 'module/amdgpu/version')) or '').strip()
-        self.node['versions'] = {'rocm': rocm.splitlines()[0] if rocm else None,
+        self.node['versions'] = {'rocm': rocm, 'rocm_file': rocm_file,
                                  'amdgpu': amdgpu.splitlines()[0] if amdgpu else None}
         # Whether the installed amdgpu-dkms can be the loaded one: installed (unpacked) after this boot means not
         # yet, whatever a killed run left undone; the reboot marker says whether someone was told.
@@ -514,13 +529,41 @@ def slurm_plugins(configured, slurm_conf):
         for key, value in words_to_dict(words):
             if key.lower() == 'plugindir' and value:
                 candidates.append(value.split(':')[0])
-    triplet = {'x86_64': 'x86_64-linux-gnu', 'aarch64': 'aarch64-linux-gnu',
-               'ppc64le': 'powerpc64le-linux-gnu'}.get(os.uname()[4], os.uname()[4] + '-linux-gnu')
-    candidates += ['/usr/lib/%s/slurm-wlm' % triplet, '/usr/lib64/slurm', '/usr/lib/slurm', '/usr/local/lib/slurm']
+    candidates += ['/usr/lib/%s/slurm-wlm' % _triplet(), '/usr/lib64/slurm', '/usr/lib/slurm', '/usr/local/lib/slurm']
     for folder in candidates if not configured else candidates[:1]:
         if os.path.isdir(folder):
             return folder, os.path.isfile(os.path.join(folder, 'gpu_rsmi.so'))
     return None, False
+
+
+def _triplet():
+    """Debian's multiarch folder name for this machine (x86_64-linux-gnu)."""
+    return {'x86_64': 'x86_64-linux-gnu', 'aarch64': 'aarch64-linux-gnu',
+            'ppc64le': 'powerpc64le-linux-gnu'}.get(os.uname()[4], os.uname()[4] + '-linux-gnu')
+
+
+def rocm_smi_library(root='/'):
+    """The first librocm_smi64.so* (ROCm SMI's library, rocm-smi-lib) in the linker's folders - its default ones and
+    those /etc/ld.so.conf.d names - or None. Slurm's AutoDetect=rsmi dlopen()s it and finds no GPU without it
+    (openhpc/ohpc#2057): the ROCm Core SDK does not register its libraries with ldconfig (TheRock#6718), and it is
+    dropping rocm-smi-lib (TheRock stopped building it in July 2026, TheRock#6852)."""
+    folders = ['/lib/' + _triplet(), '/usr/lib/' + _triplet(), '/lib64', '/usr/lib64', '/lib', '/usr/lib']
+    try:
+        confs = sorted(name for name in os.listdir(ns.at(root, '/etc/ld.so.conf.d')) if name.endswith('.conf'))
+    except OSError:
+        confs = []
+    for name in confs:
+        text = ns.read_text(ns.at(root, '/etc/ld.so.conf.d/' + name)) or ''
+        folders += [line.strip() for line in text.splitlines() if line.strip().startswith('/')]
+    for folder in folders:
+        try:
+            names = sorted(os.listdir(ns.at(root, folder)))
+        except OSError:
+            continue
+        for entry in names:
+            if entry == 'librocm_smi64.so' or entry.startswith('librocm_smi64.so.'):
+                return folder.rstrip('/') + '/' + entry
+    return None
 
 
 def running_daemons(proc_root, names, owners):

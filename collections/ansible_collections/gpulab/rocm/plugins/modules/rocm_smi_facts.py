@@ -35,6 +35,8 @@ requirements:
   - rocm-smi (package C(rocm-smi-lib), or C(rocm-smi) on Debian/Ubuntu), unless O(src) is given
 notes:
   - rocm-smi is deprecated in favour of amd-smi (M(gpulab.rocm.amd_smi_facts)); both return the same per-GPU shape.
+    The ROCm Core SDK is dropping it (TheRock stopped building rocm-smi-lib in July 2026), so a Core node may have
+    none; nothing in gpulab.rocm needs it.
   - The GPU index is rocm-smi's; old versions count a non-AMD card0 (its all-N/A row is skipped and noted in
     C(warnings)). Join with other tools on C(pcie_bus) or C(unique_id).
 seealso:

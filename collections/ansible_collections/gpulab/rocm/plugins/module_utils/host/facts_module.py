@@ -15,7 +15,7 @@ __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import _facts_common
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
-    TOOL_DIRS, ParseError, ToolHeldOpen, ToolOutputCut, ToolTimeout, read_src, timed_run, utf8_notice, valid_utf8,
+    ParseError, ToolHeldOpen, ToolOutputCut, ToolTimeout, read_src, timed_run, tool_dirs, utf8_notice, valid_utf8,
 )
 
 
@@ -43,7 +43,7 @@ def facts_main(module, tool, empty, parse, read, *read_args):
         if module.params['src']:
             facts = facts_from_src(module, tool, empty, parse)
         else:
-            facts = read(tool_run(module, notices), lambda name: module.get_bin_path(name, opt_dirs=TOOL_DIRS),
+            facts = read(tool_run(module, notices), lambda name: module.get_bin_path(name, opt_dirs=tool_dirs()),
                          module.params['executable'], *read_args)
     except ParseError as exc:
         module.fail_json(msg='Cannot read the {0} output: {1}'.format(tool, exc))

@@ -26,7 +26,7 @@ import time
 from ansible_collections.gpulab.rocm.plugins.module_utils.node import health
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import amd_smi, gpu_sysfs, gpu_tools, pci
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
-    MAX_OUTPUT_BYTES, NEW_GROUP, TOOL_DIRS, ParseError, read_bounded, stop_message,
+    MAX_OUTPUT_BYTES, NEW_GROUP, ParseError, read_bounded, stop_message, tool_dirs,
 )
 from ansible_collections.gpulab.rocm.plugins.module_utils.host.root_files import write_atomic
 
@@ -61,7 +61,8 @@ def run_tool(argv, timeout):
 
 
 def find_tool(name, path=None):
-    search = os.pathsep.join([path or os.environ.get('PATH') or '/usr/sbin:/usr/bin:/sbin:/bin'] + TOOL_DIRS)
+    """The tool in PATH, else in the ROCm folders, legacy or Core SDK (_facts_common.tool_dirs)."""
+    search = os.pathsep.join([path or os.environ.get('PATH') or '/usr/sbin:/usr/bin:/sbin:/bin'] + tool_dirs())
     return shutil.which(name, path=search)
 
 

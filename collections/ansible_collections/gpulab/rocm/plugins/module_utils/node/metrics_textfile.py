@@ -24,6 +24,7 @@ import tempfile
 import time
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gpu_sysfs, pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import rocm_version_files
 
 HEALTH_FILE = '/var/lib/gpulab/health/last.json'
 HEALTH_MAX_BYTES = 1024 * 1024
@@ -147,7 +148,11 @@ def collect(sysfs_root='/sys', root='/', config=None, now=None, trusted_uid=0):
             amd.append(device)
     kfd = [node for node in pci.read_kfd_nodes(sysfs_root) or [] if node['type'] == 'gpu']
     rocm_path = config.get('rocm_path') or '/opt/rocm'
-    rocm = _first_line(_under(root, os.path.join(rocm_path, '.info', 'version')))
+    rocm = None
+    for path in rocm_version_files(_under(root, rocm_path)):  # the legacy release's, else the ROCm Core SDK's
+        rocm = _first_line(path)
+        if rocm:
+            break
     module_dir = os.path.join(sysfs_root, 'module', 'amdgpu')
     driver = _first_line(os.path.join(module_dir, 'version'))
     driver_source = 'dkms' if driver else None

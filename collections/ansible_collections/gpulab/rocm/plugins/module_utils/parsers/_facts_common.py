@@ -246,13 +246,58 @@ def load_json(text, start, tool, command):
 
 # --- shared by the facts modules (plain data in, plain data out; host/facts_module.py makes the module calls) ---
 
-TOOL_DIRS = ['/opt/rocm/bin']
+_CORE_DIR = re.compile(r'^core-(\d+)\.(\d+)$')
+# Where tool_dirs() looks, for messages.
+TOOL_DIRS_TEXT = '/opt/rocm/bin, /opt/rocm/core/bin, /opt/rocm/core-X.Y/bin'
 
 
-def missing_tool(tool, package):
-    """The `error` of a host without the tool: not a failure, `present` is false."""
-    return ('{0} was not found in PATH or /opt/rocm/bin: install the {1} package (role rocm_sdk) or point '
-            '`executable` at it.'.format(tool, package))
+def newest_core(rocm_path='/opt/rocm'):
+    """The newest ROCm Core SDK release folder under rocm_path (/opt/rocm/core-10.1: what /opt/rocm/core links to),
+    or None."""
+    try:
+        names = os.listdir(rocm_path)
+    except OSError:
+        return None
+    releases = []
+    for name in names:
+        match = _CORE_DIR.match(name)
+        if match:
+            releases.append((int(match.group(1)), int(match.group(2)), name))
+    return os.path.join(rocm_path, max(releases)[2]) if releases else None
+
+
+def _core_paths(rocm_path, *parts):
+    """<rocm_path>/core/<parts>, then <newest core-X.Y>/<parts> (for a node whose /opt/rocm/core link is missing)."""
+    newest = newest_core(rocm_path)
+    return [os.path.join(rocm_path, 'core', *parts)] + ([os.path.join(newest, *parts)] if newest else [])
+
+
+def tool_dirs(rocm_path='/opt/rocm'):
+    """Where the ROCm tools are when PATH lacks them (docs/rocm-reference.md 13): <rocm_path>/bin - the legacy
+    release's own folder behind the /opt/rocm link (/opt/rocm-X.Y.Z/bin), or on a ROCm Core SDK node an
+    update-alternatives link to the newest Core release's bin -, then <rocm_path>/core/bin (core links to the newest
+    release, core-X.Y), then that release's bin."""
+    return [os.path.join(rocm_path, 'bin')] + _core_paths(rocm_path, 'bin')
+
+
+def rocm_version_files(rocm_path='/opt/rocm'):
+    """The installed ROCm's version file, in the order to read them: the legacy stream's <rocm_path>/.info/version
+    (/opt/rocm links to /opt/rocm-X.Y.Z), then the ROCm Core SDK's <rocm_path>/core/.info/version (core links to the
+    newest release, core-X.Y; TheRock#5475), then that release's own. A Core file holds the release and its build
+    ('10.1.0-2')."""
+    return [os.path.join(rocm_path, '.info', 'version')] + _core_paths(rocm_path, '.info', 'version')
+
+
+def missing_tool(tool, package=None):
+    """The `error` of a host without the tool: not a failure, `present` is false. package None: an optional tool
+    (rocm-smi), which the error says the facts do without."""
+    where = '{0} was not found in PATH or {1}'.format(tool, TOOL_DIRS_TEXT)
+    if package is None:
+        return ('{0}: it is optional. amd-smi replaces it, and the ROCm Core SDK is dropping it (TheRock stopped '
+                'building it in July 2026, TheRock#6852); the GPU facts come from rocminfo, amd-smi and '
+                'sysfs.'.format(where))
+    return ('{0}: install ROCm (role rocm_sdk; the legacy stream\'s {1} package, a ROCm Core SDK release\'s '
+            'amdrocm<X.Y>) or point `executable` at it.'.format(where, package))
 
 
 def read_src(path):

@@ -76,7 +76,7 @@ def diagnose(text):
 
 def _kind(entry):
     """Which amd-smi command printed this per-GPU JSON object."""
-    if any(key in entry for key in ('asic', 'bus', 'vbios', 'board', 'vram', 'limit')):
+    if any(key in entry for key in ('asic', 'bus', 'ifwi', 'vbios', 'board', 'vram', 'limit')):
         return 'static'
     if any(key in entry for key in ('usage', 'power', 'clock', 'temperature', 'mem_usage', 'pcie')):
         return 'metric'
@@ -178,9 +178,14 @@ def _read_text(lines):
 
 
 def _convert_text(data):
-    return dict((key, _convert_text(value) if isinstance(value, dict)
-                 else _text_value(value) if isinstance(value, str) else value)
-                for key, value in data.items())
+    converted = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            # The firmware block holds identifiers, kept as printed: IFWI VERSION 00154951 is no number.
+            converted[key] = value if key in ('ifwi', 'vbios') else _convert_text(value)
+        else:
+            converted[key] = _text_value(value) if isinstance(value, str) else value
+    return converted
 
 
 def _read_csv(text):
@@ -379,6 +384,13 @@ def _unique_id_from_uuid(uuid):
     return None if int(unique, 16) == 0 else '0x' + unique
 
 
+def _firmware(data):
+    """The GPU's firmware block, NAME, BUILD_DATE, PART_NUMBER and VERSION: IFWI from ROCm 7.1 (`amd-smi static
+    --ifwi`, `--vbios` kept as its alias), VBIOS before. amd-smi 27.1 (ROCm 10.1) adds BOOT_FIRMWARE to it: the legacy
+    VBIOS version number, the Unified BootLoader version (amd-smi's changelog, 7.1.0 and 10.1.0)."""
+    return _section(data, 'ifwi') or _section(data, 'vbios')
+
+
 def _gpu(index, data):
     asic = _section(data, 'asic')
     uuid = _value(data, 'uuid')
@@ -393,6 +405,7 @@ def _gpu(index, data):
         if number is not None:
             temps[sensor] = number
     gfx_target = normalize_gfx_name(_value(asic, 'target_graphics_version')) or known['gfx_target']
+    firmware = _firmware(data)
     partition = _section(data, 'partition')
     compute, memory = _value(partition, 'compute_partition'), _value(partition, 'memory_partition')
     gpu = {
@@ -403,7 +416,8 @@ def _gpu(index, data):
         'sku': None,
         'unique_id': hex_id(serial, 16) if serial else _unique_id_from_uuid(uuid),
         'uuid': uuid, 'uuid_placeholder': (_unique_id_from_uuid(uuid) is None) if uuid else None,
-        'vbios': _value(data, 'vbios', 'part_number'), 'vbios_version': _value(data, 'vbios', 'version'),
+        'vbios': _value(firmware, 'part_number'), 'vbios_version': _value(firmware, 'version'),
+        'boot_firmware': _value(firmware, 'boot_firmware'),
         'node_id': to_int(_value(data, 'node_id')), 'kfd_id': to_int(_value(data, 'kfd_id')),
         'partition_id': to_int(_value(data, 'partition_id')),
         'gfx_target': gfx_target, 'compute_units': to_int(_value(asic, 'num_compute_units')),

@@ -61,7 +61,8 @@ def read_rocm_smi(run, find, executable=None):
     tool = executable or 'rocm-smi'
     binary = find(tool)
     if not binary:
-        facts.update(error=missing_tool(tool, 'rocm-smi'), error_kind='tool_missing')
+        # Optional: the ROCm Core SDK is dropping it (TheRock#6852); nothing of the collection needs it.
+        facts.update(error=missing_tool(tool), error_kind='tool_missing')
         return facts
     # rocm-smi prints its JSON on stdout and "Driver not initialized" on stderr, with exit status 0.
     rc, stdout, stderr = run([binary] + JSON_ARGS)

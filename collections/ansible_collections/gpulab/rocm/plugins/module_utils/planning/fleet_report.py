@@ -26,7 +26,8 @@ class ReportError(ValueError):
 SCHEMA_VERSION = 1
 UNREACHABLE = 'no facts: the host was unreachable, or failed before the report tasks ran (see the play recap)'
 # The ROCm tools, in the order they are trusted for GPU rows: rocminfo lists what the HSA runtime can use; amd-smi
-# before rocm-smi, which is deprecated in its favour (rocm-reference.md 10) and optional from ROCm 7.
+# before rocm-smi, which is deprecated in its favour (rocm-reference.md 10), optional from ROCm 7 and being dropped
+# by the ROCm Core SDK (rocm-reference.md 13): a node without it loses nothing here.
 TOOLS = (('rocminfo', 'rocminfo'), ('amd_smi', 'amd-smi'), ('rocm_smi', 'rocm-smi'))
 
 
@@ -202,6 +203,7 @@ def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
         finished.append(_finish_row(row, device))
     finished.sort(key=lambda row: (row['vendor'] != 'AMD', row['pci_bus'] or '~'))
 
+    # The probe's version file: '6.2.4-139' (legacy), '10.1.0-2' (the ROCm Core SDK's core/.info/version).
     versions = node.get('versions') or {}
     rocm_full = versions.get('rocm')
     rocm_version = rocm_full.split('-')[0] if rocm_full else (facts['amd_smi'] or {}).get('rocm_version')

@@ -148,7 +148,10 @@ def plan(node, wanted, stack, host=None, previous=None):
     slurm = node.get('slurm') or {}
     compute = sf.flag(wanted.get('compute'))
     gpus = gpu_gres(node, wanted, result) if compute else []
-    autodetect = bool(gpus) and wanted.get('gres_autodetect', 'auto') == 'auto' and bool(slurm.get('rsmi_plugin'))
+    # AutoDetect=rsmi needs slurmd's gpu_rsmi.so and ROCm SMI's library (librocm_smi64), which the ROCm Core SDK is
+    # dropping (TheRock#6852); without either, each GPU's render node from sysfs, as with `never`.
+    autodetect = (bool(gpus) and wanted.get('gres_autodetect', 'auto') == 'auto' and bool(slurm.get('rsmi_plugin'))
+                  and bool(slurm.get('rsmi_library')))
     key = slurm.get('munge_key') or {}
     result['node'] = {
         'name': wanted['node_name'],

@@ -69,6 +69,15 @@ CASES = {
         index=0, pcie_bus='0000:83:00.0', product_name='AMD Instinct MI300X VF', temperature_c=37.0,
         power_w=135.0, power_cap_w=750.0, use_percent=0.0, vram_used_bytes=285 * MB,
         vram_total_bytes=196288 * MB, partitions={'compute': 'SPX', 'memory': 'NPS1'})]),
+    # The firmware block under its ROCm 7.1 name, IFWI (an MI350X; VERSION in the new IFWI form, kept as printed).
+    'static-text-mi350x-ifwi-amdsmi-dev-2026-gpu0-to-board.txt': ('text', 'static', [dict(
+        index=0, device_id='0x75a0', product_name='AMD Instinct MI350X', gfx_target='gfx950', compute_units=128,
+        pcie_bus='0000:05:00.0', max_link_width=16, max_link_speed_gts=32.0, unique_id=None,
+        vbios='113-M350-01-1K0-920A', vbios_version='00154951', boot_firmware=None, driver_version='6.18.3',
+        model='102-G36212-0C')]),
+    # amd-smi 27.1 (ROCm 10.1): IFWI with BOOT_FIRMWARE, the legacy VBIOS version number.
+    'static-ifwi-boot-firmware-amdsmi27.1-dev-name-redacted.txt': ('text', 'static', [dict(
+        index=0, vbios='113-D7190300-104', vbios_version='00106507', boot_firmware='022.002.001.027.000001')]),
     # The capture above with "N/A" in the Partition-Mode cell (fixtures NOTES.md): no partition, not N and A.
     'default-table-mi300x-vf-azure-amdsmi26.0.0-rocm7.0.0-derived-partition-mode-na.txt': ('table', 'default', [dict(
         index=0, pcie_bus='0000:83:00.0', product_name='AMD Instinct MI300X VF', temperature_c=37.0,
@@ -91,6 +100,18 @@ def test_capture(name):
     for found, expected in zip(facts['gpus'], gpus):
         for key, value in expected.items():
             assert found[key] == value, key
+
+
+def test_the_firmware_block_in_json_is_read_under_either_name():
+    # Not a capture: no `amd-smi static --json` of ROCm 7.1 or later was found. Built from the documented layout -
+    # amd-smi's CLI stores amdsmi_get_gpu_vbios_info() under "ifwi" (amdsmi_cli static.py, which deleted
+    # boot_firmware before 27.1) and AMD's 10.1.0 changelog: "The boot_firmware value ... now appears under the
+    # IFWI section alongside NAME, BUILD_DATE, PART_NUMBER and VERSION". The values are the 27.1 capture's.
+    block = {'name': 'N/A', 'build_date': '2024/06/05 12:13', 'part_number': '113-D7190300-104', 'version': '00106507'}
+    for key, extra in (('vbios', {}), ('ifwi', {}), ('ifwi', {'boot_firmware': '022.002.001.027.000001'})):
+        gpu = parse_amd_smi(json.dumps({'gpu_data': [{'gpu': 0, key: dict(block, **extra)}]}))['gpus'][0]
+        assert (gpu['vbios'], gpu['vbios_version']) == ('113-D7190300-104', '00106507')
+        assert gpu['boot_firmware'] == extra.get('boot_firmware')
 
 
 def test_default_table_versions():

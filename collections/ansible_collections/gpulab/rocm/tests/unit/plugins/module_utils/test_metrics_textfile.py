@@ -194,6 +194,17 @@ def test_radeon_sensors_and_link(roots):
     assert not series(text, 'gpulab_rocm_info')
 
 
+def test_a_rocm_core_sdk_node_s_release_comes_from_opt_rocm_core(roots):
+    # TEST FIXTURE: the Core layout (rocm-reference.md 13): /opt/rocm holds no .info of its own, /opt/rocm/core links
+    # to the newest release; the version string is the brief's example of 10.1's file.
+    sysfs, root = roots
+    radeon(sysfs)
+    write(os.path.join(root, 'opt', 'rocm', 'core-10.1', '.info', 'version'), '10.1.0-2\n')
+    os.symlink('core-10.1', os.path.join(root, 'opt', 'rocm', 'core'))
+    text = render(sysfs, root, rocm_source='amd')
+    assert series(text, 'gpulab_rocm_info', version='10.1.0-2', source='amd') == [1]
+
+
 def test_apu_without_link_or_vram(roots):
     sysfs, root = roots
     apu(sysfs)

@@ -38,11 +38,22 @@ def test_an_unknown_numa_node_gives_no_cores_and_a_gpu_without_render_node_is_le
 
 
 def test_autodetect_rsmi_where_slurmd_has_the_plugin(tmp_path):
-    node = probe(tmp_path, TWO_MI250X, slurm={"rsmi_plugin": True})
+    node = probe(tmp_path, TWO_MI250X, slurm={"rsmi_plugin": True,
+                                              "rsmi_library": "/usr/lib/x86_64-linux-gnu/librocm_smi64.so.1"})
     rec = record(node)
     assert rec["autodetect"] and rec["gres"] == "gpu:2"
     assert slurm_files.gres_block(rec)[-1] == "AutoDetect=rsmi"
     assert record(node, gres_autodetect="never")["gres"] == "gpu:mi250x:2"
+
+
+def test_a_node_without_rocm_smi_s_library_gets_each_render_node_even_with_the_plugin(tmp_path):
+    # A ROCm Core SDK node without rocm-smi-lib: Slurm's AutoDetect=rsmi would find no GPU (openhpc/ohpc#2057).
+    rec = record(probe(tmp_path, TWO_MI250X, slurm={"rsmi_plugin": True, "rsmi_library": None}))
+    assert not rec["autodetect"] and rec["gres"] == "gpu:mi250x:2"
+    assert slurm_files.gres_block(rec) == [
+        "AutoDetect=off",
+        "Name=gpu Type=mi250x File=/dev/dri/renderD128 Flags=amd_gpu_env Cores=0-1  # 0000:c1:00.0",
+        "Name=gpu Type=mi250x File=/dev/dri/renderD129 Flags=amd_gpu_env Cores=2-3  # 0000:d1:00.0"]
 
 
 def test_the_packages_a_host_lacks(tmp_path):

@@ -51,7 +51,8 @@ def test_rocminfo_tool_missing_is_not_a_failure():
     facts = facts_of(result, 'rocminfo')
     assert result['failed'] is False and runner.call_count == 0
     assert (facts['present'], facts['gpu_count'], facts['error_kind']) == (False, 0, 'tool_missing')
-    assert 'install the rocminfo package' in facts['error']
+    assert "install ROCm (role rocm_sdk; the legacy stream's rocminfo package" in facts['error']
+    assert '/opt/rocm/core/bin' in facts['error']
 
 
 def test_rocminfo_debian_no_gpu_rc1():
@@ -169,6 +170,9 @@ def test_rocm_smi_missing_tool():
     result, _runner = run_module(rocm_smi_facts.main, {}, [], bin_path=None)
     facts = facts_of(result, 'rocm_smi')
     assert (facts['present'], facts['error_kind']) == (False, 'tool_missing')
+    # Optional (the ROCm Core SDK drops it): nothing to install, and the facts that do without it are named.
+    assert 'it is optional' in facts['error'] and 'install' not in facts['error']
+    assert result['failed'] is False and not result.get('warnings')
 
 
 @pytest.mark.parametrize('name, form, count', [
