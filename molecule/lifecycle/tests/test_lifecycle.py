@@ -127,10 +127,62 @@ def test_upgrade_from_6_2_4_to_7_keeping_6_2_4_side_by_side(host):
     assert host.check_output("su - alice -c 'cat $ROCM_PATH/.info/version'").startswith("7.2.3-")
 
 
-def test_back_from_7_to_6_2_4(host):
-    # The downgrade path (it was 6.2.4 -> 5.7.1 before ROCm 7; one downgrade keeps the scenario's time).
+CORE_SOURCES = "/etc/apt/sources.list.d/amdrocm-stable.sources"
+CORE_KEYRING = "/etc/apt/keyrings/amdrocm.gpg"
+
+
+def core_packages(host):
+    """{name: version} of the installed ROCm Core SDK packages (amdrocm*, version X.Y.Z-<build>)."""
+    out = host.check_output("dpkg-query -W -f '${db:Status-Abbrev} ${Package} ${Version}\\n' 'amdrocm*'")
+    found = {}
+    for line in out.splitlines():
+        status, name, version = line.split()
+        if status != "un":
+            assert status == "ii", line
+            found[name] = version
+    return found
+
+
+def assert_core_release(host, series, release):
+    """The node runs exactly one Core release: AMD's deb822 source and key alone, no legacy package or source."""
+    packages = core_packages(host)
+    assert "amdrocm%s" % series in packages, packages  # the container shows no GPU on its PCI bus: all targets
+    assert {version.split("-")[0] for version in packages.values()} == {release}, packages
+    assert rocm_packages(host) == {}  # the legacy stream was removed first, as AMD says
+    assert source_lines(host) == [] and not host.file("/etc/apt/keyrings/rocm.gpg").exists
+    sources = host.file(CORE_SOURCES).content_string
+    assert "URIs: %s/debian12/" % os.environ["GPULAB_MIRROR_CORE_URL"] in sources, sources
+    assert host.file(CORE_KEYRING).is_file
+    assert host.check_output("readlink -f /opt/rocm/core") == "/opt/rocm/core-" + series
+    assert host.check_output("ls /opt/rocm").split().count("core-" + series) == 1
+
+
+def test_legacy_to_the_core_sdk_removes_the_legacy_stream_first(host):
+    """7.2.3 with 6.2.4 beside it -> ROCm Core SDK 10.0: the plan shows the removal and the install before anything
+    changes; the run removes both legacy releases, their sources and key, then installs 10.0 from AMD's deb822
+    source with its own key."""
+    shown = runs.playbook("playbooks/upgrade.yml", NODE, {"rocm_version": "10.0.0"}, check=True)
+    assert shown.rc == 0, shown
+    text = " ".join(shown.output.split())
+    assert "remove before the install" in text and "amdrocm10.0" in text, shown
+    converge_twice("playbooks/upgrade.yml", {"rocm_version": "10.0.0"})
+    assert_core_release(host, "10.0", "10.0.0")
+    assert host.check_output("ls /opt").split() == ["rocm"]  # /opt/rocm-7.2.3 and /opt/rocm-6.2.4 went
+
+
+def test_core_10_0_to_10_1_is_an_ordinary_upgrade(host):
+    converge_twice("playbooks/upgrade.yml", {"rocm_version": "10.1.0"})
+    assert_core_release(host, "10.1", "10.1.0")
+    assert not host.file("/opt/rocm/core-10.0").exists
+
+
+def test_back_from_the_core_sdk_to_6_2_4(host):
+    # The way back: the Core packages, their source and key go first; the legacy stream comes back whole.
     converge_twice("playbooks/upgrade.yml", {"rocm_version": "6.2.4"})
-    assert_single_release(host, "6.2.4")  # the graphics line and every 7.2.3 package are gone
+    assert_single_release(host, "6.2.4")
+    assert core_packages(host) == {}
+    assert not host.file(CORE_SOURCES).exists and not host.file(CORE_KEYRING).exists
+    assert not host.file("/opt/rocm/core").exists
 
 
 # The default is the lower release, so /opt/rocm must be set (rocm-core alone would pick the highest).
