@@ -10,24 +10,26 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 ---
 module: apt_source
-short_description: An apt repository's signing key, sources and pin, changed as one transaction with its list refresh
+short_description: An apt repository's signing keys, sources and pin, changed as one transaction with its list refresh
 version_added: 0.2.0
 description:
-  - Installs the signing key after checking its fingerprint (nothing is written before it matches), writes the
-    sources and preferences files, and refreshes apt's lists of those sources only. The other sources of the host
-    are neither refreshed nor touched.
+  - Installs each signing key after checking its fingerprint (nothing is written before every key matches), writes
+    the sources and preferences files (one-line C(.list) or deb822 C(.sources)), and refreshes apt's lists of those
+    sources only. The other sources of the host are neither refreshed nor touched.
+  - Several keyrings change in the one transaction (O(keys)), so a source that moves to another repository gets
+    its new key and loses the old one together, and a failed refresh puts both back.
   - Before anything is written, apt reads the new sources together with the host's other sources (C(apt-cache policy)
     over a private copy, no cache written); a set apt refuses, such as a lab's own list for the same repository with
     another C(signed-by) ("Conflicting values set for option Signed-By"), is refused naming both files, and nothing
     is changed.
-  - A failed refresh puts back the previous key, sources and pin and fails with apt's reason; it says that apt works
+  - A failed refresh puts back the previous keys, sources and pin and fails with apt's reason; it says that apt works
     again only after C(apt-cache policy) read the host's sources and lists, and the restored sources' lists were
     refreshed.
   - apt-get update does not wait for apt's lists lock (C(/var/lib/apt/lists/lock), held by apt-daily's update); the
     module waits for it up to O(lock_timeout), and a message names the lock and the process holding it.
   - While it changes them, the previous files are kept in a journal; a run that was killed half way is finished by
     the next run, whose transaction starts from the journal (the last state apt accepted).
-  - With O(state=absent), removes the files and the keyring.
+  - With O(state=absent), removes the files and every keyring it is given (O(keyring) and those of O(keys)).
 author:
   - gpulab.rocm contributors (@gpulab)
 options:
@@ -38,33 +40,62 @@ options:
     default: present
   key_url:
     description:
-      - URL of the signing key (armored or binary). Downloaded only when the keyring is missing or holds anything but
-        the trusted public keys, at most O(key_max_bytes) of it.
+      - URL of the signing key of O(keyring) (armored or binary). Downloaded only when the keyring is missing or holds
+        anything but the trusted public keys, at most O(key_max_bytes) of it. Required with O(keyring) when
+        O(state=present).
       - The file must hold exactly trusted public keys with their own subkeys, signatures and user ids; anything
         else (a secret key, another key, other packets) is refused before anything is written.
     type: str
   fingerprints:
-    description: Trusted primary-key fingerprints; the keyring must hold only these.
+    description: Trusted primary-key fingerprints of O(keyring); the keyring must hold only these.
     type: list
     elements: str
     default: []
   keyring:
-    description: Path of the binary keyring the sources name with C(signed-by).
+    description:
+      - Path of the binary keyring the sources name with C(signed-by), for one key; O(keys) gives more. With
+        O(state=present), one of O(keyring) and O(keys) is required.
     type: path
-    required: true
+  keys:
+    description:
+      - Signing keys, each checked like O(key_url) and O(fingerprints) before anything is written, and installed in
+        the same transaction as the files; with O(keyring), one more.
+    type: list
+    elements: dict
+    default: []
+    version_added: 0.3.0
+    suboptions:
+      keyring:
+        description: Path of the binary keyring the sources name with C(signed-by).
+        type: path
+        required: true
+      key_url:
+        description: URL of the signing key (armored or binary), as O(key_url); required with O(keys[].state=present).
+        type: str
+      fingerprints:
+        description: Trusted primary-key fingerprints; the keyring must hold only these. Required with
+          O(keys[].state=present).
+        type: list
+        elements: str
+        default: []
+      state:
+        description: V(absent) removes the keyring in the same transaction (no source uses it any more).
+        type: str
+        choices: [present, absent]
+        default: present
   files:
     description: Files to write, path to content; paths must be under C(/etc/apt/sources.list.d/) or
       C(/etc/apt/preferences.d/).
     type: dict
     default: {}
   remove:
-    description: Files to remove (same folders), and with O(state=absent) the keyring.
+    description: Files to remove (same folders); keyrings are removed through O(keys) or O(state=absent).
     type: list
     elements: path
     default: []
   refresh:
     description:
-      - When to refresh apt's lists of the sources in O(files). V(auto) when a file or the key changed, or apt has
+      - When to refresh apt's lists of the sources in O(files). V(auto) when a file or a key changed, or apt has
         no list for one of the sources; V(always); V(never).
     type: str
     choices: [auto, always, never]
@@ -99,11 +130,11 @@ options:
 attributes:
   check_mode:
     support: full
-    description: Checks the key and compares every file, then reports what would change and whether the lists
+    description: Checks the keys and compares every file, then reports what would change and whether the lists
       would be refreshed, without writing or refreshing anything.
   diff_mode:
     support: full
-    description: One diff per changed file (the keyring by its fingerprints).
+    description: One diff per changed file (a keyring by its fingerprints).
 notes:
   - The journal is C(/var/lib/gpulab-rocm/apt-source.journal) (root only).
 '''
@@ -117,6 +148,27 @@ EXAMPLES = r'''
     files:
       /etc/apt/sources.list.d/rocm.list: |
         deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] https://repo.example.com/rocm/apt/6.2.4 jammy main
+
+- name: The ROCm Core SDK's repository beside the amdgpu driver's, each with its own key
+  gpulab.rocm.apt_source:
+    keys:
+      - keyring: /etc/apt/keyrings/amdrocm.gpg
+        key_url: https://stable.repo.amd.com/rocm/gpg/packages.gpg
+        fingerprints: [D0F004A0025A1145C7807FCD0701EAC4D5E02107]
+      - keyring: /etc/apt/keyrings/rocm.gpg
+        key_url: https://repo.radeon.com/rocm/rocm.gpg.key
+        fingerprints: [CA8BB4727A47B4D09B4EE8969386B48A1A693C5C]
+    files:
+      /etc/apt/sources.list.d/amdrocm-stable.sources: |
+        Types: deb
+        URIs: https://stable.repo.amd.com/rocm/core/packages/ubuntu2404/
+        Suites: stable
+        Components: main
+        Architectures: amd64
+        Signed-By: /etc/apt/keyrings/amdrocm.gpg
+      /etc/apt/sources.list.d/amdgpu.list: |
+        deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] https://repo.radeon.com/amdgpu/31.50/ubuntu noble main
+    remove: [/etc/apt/sources.list.d/rocm.list]
 '''
 
 RETURN = r'''
@@ -132,7 +184,7 @@ conflicts:
   type: list
   elements: dict
 changed_files:
-  description: The files (and keyring) written or removed.
+  description: The files (and keyrings) written or removed.
   returned: always
   type: list
   elements: str
@@ -141,10 +193,15 @@ refreshed:
   returned: always
   type: bool
 fingerprints:
-  description: Fingerprints of the keys in the keyring.
+  description: Fingerprints of the keys downloaded, of every keyring downloaded in this run.
   returned: when a key was downloaded
   type: list
   elements: str
+keyrings:
+  description: Each keyring whose key was downloaded, with the fingerprints of its keys.
+  returned: when a key was downloaded
+  type: dict
+  version_added: 0.3.0
 '''
 
 import base64
@@ -370,10 +427,10 @@ def sources_of(paths):
     return [path for path in paths if path.startswith('/etc/apt/sources.list.d/') and os.path.isfile(path)]
 
 
-def describe(path, content, keyring):
+def describe(path, content, keyrings):
     if content is None:
         return '(absent)\n'
-    if path == keyring:
+    if path in keyrings:
         try:
             return 'fingerprints: %s\n' % ' '.join(primary_fingerprints(content))
         except ValueError as exc:
@@ -409,13 +466,65 @@ def restored_state(module, output, restored_paths):
                   % (RESTORED_OK, classify(again)['reason']))
 
 
+def keys_of(module):
+    """The keyrings to change, [{'keyring', 'key_url', 'fingerprints', 'state'}]: those of `keys`, and the one of the
+    single-key options; fails, before anything is written, on one that cannot be checked."""
+    params = module.params
+    keys = [dict(item) for item in params['keys']]
+    if params['keyring']:
+        keys.insert(0, dict(keyring=params['keyring'], key_url=params['key_url'], fingerprints=params['fingerprints'],
+                            state='present'))
+    if not keys and params['state'] == 'present':
+        module.fail_json(msg='Give the keyring the sources name (keyring, or keys). Nothing was changed.')
+    seen = set()
+    for key in keys:
+        if not os.path.isabs(key['keyring']):
+            module.fail_json(msg='keyring must be an absolute path, got %s. Nothing was changed.' % key['keyring'])
+        if key['keyring'] in seen:
+            module.fail_json(msg='The keyring %s is given twice. Nothing was changed.' % key['keyring'])
+        seen.add(key['keyring'])
+        if params['state'] == 'present' and key['state'] == 'present' and not (key['key_url'] and key['fingerprints']):
+            module.fail_json(msg='The keyring %s needs key_url and fingerprints to be installed. Nothing was changed.'
+                                 % key['keyring'])
+    return keys
+
+
+def wanted_keyring(module, key, on_disk):
+    """The bytes the keyring must hold: the trusted key on disk, else the checked download. Fails before anything is
+    written. Returns (bytes, fingerprints downloaded or None)."""
+    try:
+        trusted = trusted_fingerprints(key['fingerprints'])
+    except ValueError as exc:
+        module.fail_json(msg='The trusted fingerprint list of %s is not usable: %s. Nothing was changed.'
+                             % (key['keyring'], exc))
+    # A trusted key on disk is kept, unless it has expired: apt then fails with EXPKEYSIG until the key the vendor
+    # re-issued with a new expiry (same fingerprint) is fetched.
+    if key_is_trusted(on_disk, trusted) and not expired_keys(on_disk, time.time()):
+        return on_disk, None
+    data, fingerprints = download_key(module, key['key_url'], trusted)
+    expired = expired_keys(data, time.time())
+    if expired:
+        module.fail_json(msg='The key at %s has expired (%s), like the one in %s: apt refuses what it signed '
+                             '(EXPKEYSIG). The vendor, or your mirror, has not published the key with a new expiry '
+                             'yet; update the copy at %s and run again. Nothing was changed.'
+                             % (key['key_url'], ', '.join(expired), key['keyring'], key['key_url']))
+    return data, fingerprints
+
+
 def main():
+    key_options = dict(
+        keyring=dict(type='path', required=True),
+        key_url=dict(type='str', no_log=False),
+        fingerprints=dict(type='list', elements='str', default=[], no_log=False),
+        state=dict(type='str', choices=['present', 'absent'], default='present'),
+    )
     module = AnsibleModule(
         argument_spec=dict(
             state=dict(type='str', choices=['present', 'absent'], default='present'),
             key_url=dict(type='str', no_log=False),
             fingerprints=dict(type='list', elements='str', default=[], no_log=False),
-            keyring=dict(type='path', required=True),
+            keyring=dict(type='path'),
+            keys=dict(type='list', elements='dict', default=[], options=key_options, no_log=False),
             files=dict(type='dict', default={}),
             remove=dict(type='list', elements='path', default=[]),
             refresh=dict(type='str', choices=['auto', 'always', 'never'], default='auto'),
@@ -426,46 +535,37 @@ def main():
             update_retries=dict(type='int', default=3),
             lock_timeout=dict(type='int', default=60),
         ),
-        required_if=[('state', 'present', ['key_url', 'fingerprints'])],
         supports_check_mode=True,
     )
     params = module.params
-    keyring = params['keyring']
     present = params['state'] == 'present'
     files = dict((path, content.encode('utf-8')) for path, content in (params['files'] or {}).items())
     for path in list(files) + params['remove']:
         if not path.startswith(ALLOWED_DIRS) or '/../' in path or path.endswith('/'):
             module.fail_json(msg='%s is not an apt sources or preferences file (under %s). Nothing was changed.'
                                  % (path, ' or '.join(ALLOWED_DIRS)))
-    if not os.path.isabs(keyring):
-        module.fail_json(msg='keyring must be an absolute path, got %s. Nothing was changed.' % keyring)
+    keys = keys_of(module)
+    keyrings = [key['keyring'] for key in keys]
 
     journal = Journal()
     interrupted = journal.load()
-    paths = sorted(set(list(files) + params['remove'] + [keyring]))
+    paths = sorted(set(list(files) + params['remove'] + keyrings))
     current = dict((path, read(path)) for path in paths)
 
     desired = dict((path, files.get(path)) for path in paths)
     result = dict(changed=False, changed_files=[], refreshed=False)
-    if present:
-        try:
-            trusted = trusted_fingerprints(params['fingerprints'])
-        except ValueError as exc:
-            module.fail_json(msg='The trusted fingerprint list is not usable: %s. Nothing was changed.' % exc)
-        # A trusted key on disk is kept, unless it has expired: apt then fails with EXPKEYSIG until the key the
-        # vendor re-issued with a new expiry (same fingerprint) is fetched.
-        if key_is_trusted(current[keyring][0], trusted) and not expired_keys(current[keyring][0], time.time()):
-            desired[keyring] = current[keyring][0]
+    downloaded = {}
+    # Every key is checked (and downloaded where needed) before anything is written.
+    for key in keys:
+        if present and key['state'] == 'present':
+            desired[key['keyring']], fingerprints = wanted_keyring(module, key, current[key['keyring']][0])
+            if fingerprints is not None:
+                downloaded[key['keyring']] = fingerprints
         else:
-            desired[keyring], result['fingerprints'] = download_key(module, params['key_url'], trusted)
-            expired = expired_keys(desired[keyring], time.time())
-            if expired:
-                module.fail_json(msg='The key at %s has expired (%s), like the one in %s: apt refuses what it signed '
-                                     '(EXPKEYSIG). The vendor, or your mirror, has not published the key with a new '
-                                     'expiry yet; update the copy at %s and run again. Nothing was changed.'
-                                     % (params['key_url'], ', '.join(expired), keyring, params['key_url']))
-    else:
-        desired[keyring] = None
+            desired[key['keyring']] = None
+    if downloaded:
+        result['keyrings'] = downloaded
+        result['fingerprints'] = [fpr for key in keys for fpr in downloaded.get(key['keyring'], [])]
 
     changed = [path for path in paths
                if desired[path] != current[path][0] or (desired[path] is not None and current[path][1] != 0o644)]
@@ -478,8 +578,8 @@ def main():
     if not changed and not wants_refresh and interrupted is None:
         module.exit_json(**result)
     result['changed'] = bool(changed) or interrupted is not None or wants_refresh
-    result['diff'] = [dict(before_header=path, after_header=path, before=describe(path, current[path][0], keyring),
-                           after=describe(path, desired[path], keyring)) for path in changed]
+    result['diff'] = [dict(before_header=path, after_header=path, before=describe(path, current[path][0], keyrings),
+                           after=describe(path, desired[path], keyrings)) for path in changed]
     if present and any(path == sc.SOURCES_LIST or path.startswith(sc.SOURCES_D) for path in changed + params['remove']):
         check_sources(module, files, params['remove'])
     if module.check_mode:
@@ -508,8 +608,8 @@ def main():
             journal.clear()
             works, state = restored_state(module, output, [path for path, (content, _mode) in previous.items()
                                                            if content])
-            uris = ['%s %s' % (line['uri'], line['suite']) for content in files.values()
-                    for line in ns.source_lines(content.decode('utf-8', 'replace'))]
+            uris = ['%s %s' % (line['uri'], line['suite']) for path, content in sorted(files.items())
+                    for line in ns.sources_of(path, content.decode('utf-8', 'replace'))]
             module.fail_json(msg='The apt list refresh failed after writing the sources (%s). %s %s'
                                  % (', '.join(uris), classify(output)['reason'], state),
                              stdout=output[-4000:], restored=True, apt_works=works)

@@ -263,9 +263,10 @@ class Probe(object):
     def files(self):
         files = dict((path, ns.describe_file(path)) for path in ns.MANAGED_FILES)
         files[ns.APT_JOURNAL] = ns.describe_file(ns.APT_JOURNAL, with_content=False)
-        keyrings = {ns.KEYRING: self.keyring(ns.KEYRING)}
-        for path in (ns.SOURCES_FILE, ns.AMDGPU_SOURCES_FILE):
-            for line in ns.source_lines(files[path].get('content')):
+        # Both streams' keyrings, and any other one a managed sources file names (a lab's own path).
+        keyrings = dict((path, self.keyring(path)) for path in (ns.KEYRING, ns.CORE_KEYRING))
+        for path in ns.ROCM_SOURCES_FILES:
+            for line in ns.sources_of(path, files[path].get('content')):
                 keyring = line['options'].get('signed-by')
                 if keyring and keyring.startswith('/') and keyring not in keyrings:
                     keyrings[keyring] = self.keyring(keyring)
@@ -290,7 +291,7 @@ class Probe(object):
         return info
 
     def apt(self):
-        texts = dict((path, ns.read_text(path)) for path in (ns.SOURCES_FILE, ns.AMDGPU_SOURCES_FILE))
+        texts = dict((path, ns.read_text(path)) for path in ns.ROCM_SOURCES_FILES)
         apt = ns.apt_lists('/', dict((path, text) for path, text in texts.items() if text))
         # Installed or installable: the packages preflight needs before any change.
         packages = self.node.get('packages')
@@ -328,7 +329,7 @@ class Probe(object):
             os.mkdir(parts)
             for entry in sorted(os.listdir('/etc/apt/sources.list.d')):
                 path = os.path.join('/etc/apt/sources.list.d', entry)
-                if entry.endswith(('.list', '.sources')) and path not in (ns.SOURCES_FILE, ns.AMDGPU_SOURCES_FILE):
+                if entry.endswith(('.list', '.sources')) and path not in ns.ROCM_SOURCES_FILES:
                     shutil.copy(path, parts)
             argv = ['apt-get', 'update', '--quiet', '-o', 'Dir::State::Lists=%s' % workdir,
                     '-o', 'Dir::Etc::SourceParts=%s' % parts, '-o', 'APT::Get::List-Cleanup=0']

@@ -114,6 +114,11 @@ EXAMPLES = r'''
       architecture: amd64
       pin_origin: repo.radeon.com
       pin_priority: 600
+      core_base_url: ''
+      core_key_url: ''
+      core_key_fingerprints: [D0F004A0025A1145C7807FCD0701EAC4D5E02107]
+      core_keyring: /etc/apt/keyrings/amdrocm.gpg
+      core_pin_origin: stable.repo.amd.com
   register: repo_plan
 
 - name: Show what would change, and why
@@ -173,7 +178,7 @@ amd_exporter_query:
   type: raw
 apply:
   description:
-  - 'Phase repo: V(present) (install key, sources, pin), V(absent) (remove them) or V(none).'
+  - 'Phase repo: V(present) (install keys, sources, pin), V(absent) (remove them) or V(none).'
   returned: for the phase repo
   type: raw
 args:
@@ -200,7 +205,8 @@ check:
   type: raw
 contents:
   description:
-  - 'Phase repo: The sources and pin files to write, path to content.'
+  - 'Phase repo: The sources and pin files to write, path to content: C(rocm.list) for a legacy release, C(amdrocm-stable.sources)
+    for a ROCm Core SDK release, C(amdgpu.list) where the driver is wanted.'
   returned: for the phase repo
   type: raw
 create_groups:
@@ -381,7 +387,8 @@ refresh_scope:
   type: raw
 remove:
   description:
-  - 'Phase repo: Paths to remove (old sources, the key when absent).'
+  - 'Phase repo: Sources and pin files to remove (the other stream''s, C(amdgpu.list) where the driver is not wanted,
+    every one when absent).'
   - 'Phase env: Root-owned files to remove.'
   - 'Phase modules: Modulefiles of this collection to remove (releases no longer installed).'
   - 'Phase containers: Removed (state absent): files to remove (the role''s CDI spec, a daemon.json that held only
@@ -427,6 +434,12 @@ set_alternative:
   description:
   - 'Phase sdk: The release /opt/rocm is set to after a package change (side by side), or null.'
   returned: for the phase sdk
+  type: raw
+signing_keys:
+  description:
+  - 'Phase repo: The keyrings to pass to M(gpulab.rocm.apt_source) as C(keys): the key URL and trusted fingerprints
+    of each one the sources name, and C(state=absent) for one no source uses any more (every one when absent).'
+  returned: for the phase repo
   type: raw
 spec:
   description:

@@ -20,8 +20,14 @@ import stat
 # Every file the roles manage; the probe reads each, the planner compares them with what is wanted.
 SOURCES_FILE = '/etc/apt/sources.list.d/rocm.list'
 AMDGPU_SOURCES_FILE = '/etc/apt/sources.list.d/amdgpu.list'
+# The ROCm Core SDK's deb822 sources, named as AMD's 10.0 install page names it.
+CORE_SOURCES_FILE = '/etc/apt/sources.list.d/amdrocm-stable.sources'
+# The sources files the roles write: the probe reads the keyrings they name and whether apt has their lists.
+ROCM_SOURCES_FILES = (SOURCES_FILE, AMDGPU_SOURCES_FILE, CORE_SOURCES_FILE)
 PIN_FILE = '/etc/apt/preferences.d/rocm-pin-600'
 KEYRING = '/etc/apt/keyrings/rocm.gpg'
+# The Core SDK's keyring (rocm_release.CORE_KEYRING; the probe reads both even where no source names them yet).
+CORE_KEYRING = '/etc/apt/keyrings/amdrocm.gpg'
 PROFILE_FILE = '/etc/profile.d/rocm.sh'
 LDCONFIG_FILE = '/etc/ld.so.conf.d/rocm.conf'
 ADDUSER_CONF = '/etc/adduser.conf'
@@ -29,7 +35,8 @@ ADDUSER_CONF = '/etc/adduser.conf'
 APT_JOURNAL = '/var/lib/gpulab-rocm/apt-source.journal'
 # rocm_driver touches this once it rebooted the host for a new driver, or marked the reboot (module_utils/plan_driver).
 DRIVER_REBOOT_RECORD = '/var/lib/gpulab-rocm/driver-reboot'
-MANAGED_FILES = (SOURCES_FILE, AMDGPU_SOURCES_FILE, PIN_FILE, PROFILE_FILE, LDCONFIG_FILE, ADDUSER_CONF)
+MANAGED_FILES = (SOURCES_FILE, AMDGPU_SOURCES_FILE, CORE_SOURCES_FILE, PIN_FILE, PROFILE_FILE, LDCONFIG_FILE,
+                 ADDUSER_CONF)
 # Files read whole: small, root-owned, no secrets. Larger ones are described by checksum only.
 CONTENT_LIMIT = 256 * 1024
 # The most bytes root reads of any file it checksums (a user's ~/.bashrc can be a 64 GiB sparse file: no disk, no
@@ -307,6 +314,42 @@ def source_lines(text):
     return lines
 
 
+def deb822_sources(text):
+    """The deb sources of a deb822 .sources file (sources.list(5)) in source_lines()' form: one entry per URI and
+    suite of each stanza of type deb that is not disabled, its Signed-By (when a path or fingerprints, not a key
+    block) and Architectures as the one-line options signed-by and arch."""
+    found = []
+    for stanza in re.split(r'\n[ \t]*\n', text or ''):
+        fields, key = {}, None
+        for raw in stanza.splitlines():
+            if raw.startswith('#'):
+                continue
+            if raw[:1] in (' ', '\t') and key:
+                fields[key] += '\n' + raw.strip()
+            elif ':' in raw:
+                key, value = raw.split(':', 1)
+                key = key.strip().lower()
+                fields[key] = value.strip()
+        if 'deb' not in fields.get('types', '').split() or fields.get('enabled', 'yes').lower() == 'no':
+            continue
+        options = {}
+        signed_by = fields.get('signed-by', '').strip()
+        if signed_by and '\n' not in signed_by:
+            options['signed-by'] = signed_by
+        if fields.get('architectures'):
+            options['arch'] = ','.join(fields['architectures'].split())
+        for uri in fields.get('uris', '').split():
+            for suite in fields.get('suites', '').split():
+                found.append({'options': dict(options), 'uri': uri, 'suite': suite,
+                              'components': fields.get('components', '').split()})
+    return found
+
+
+def sources_of(path, text):
+    """The deb sources of one file of sources.list.d by its name: deb822 for *.sources, one-line for *.list."""
+    return deb822_sources(text) if path.endswith('.sources') else source_lines(text)
+
+
 def uri_to_filename(uri):
     """apt's URItoFileName: the name of a list file in /var/lib/apt/lists for a URI (apt-pkg/contrib/strutl.cc).
 
@@ -334,14 +377,15 @@ def release_list_file(uri, suite):
 
 
 def apt_lists(root, source_texts):
-    """For each source line of the given .list texts: its InRelease list file and whether apt has it.
+    """For each source of the given sources files ({path: text}, .list or .sources): its InRelease list file and
+    whether apt has it.
 
     Also the newest Release list file of any source (how fresh the distribution's lists are).
     """
     lists_dir = at(root, '/var/lib/apt/lists')
     lists = []
     for path, text in sorted(source_texts.items()):
-        for line in source_lines(text):
+        for line in sources_of(path, text):
             name = release_list_file(line['uri'], line['suite'])
             full = os.path.join(lists_dir, name)
             lists.append({'source_file': path, 'uri': line['uri'], 'suite': line['suite'], 'file': name,

@@ -1,12 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What rocm_repo changes: the signing key, the ROCm (and amdgpu) sources and the pin, and one list refresh
+"""What rocm_repo changes: the signing keys, the ROCm (and amdgpu) sources and the pin, and one list refresh
 (every list on a host that has none and reaches its archive). Pure; the contents are built here and compared with
 the probe's.
 
-From ROCm 7.0 rocm.list also holds the graphics repository of each release, and amdgpu.list names the driver
-under its own numbers (30.x), both from the release table (rocm_release.py)."""
+Two streams (rocm_release.py): a legacy release (up to 7.2.x) is rocm.list on repo.radeon.com, from 7.0 with the
+graphics repository of each release; a ROCm Core SDK release (7.14 on) is AMD's deb822 amdrocm-stable.sources with
+its own key. The amdgpu driver stays in the legacy layout for both (amdgpu.list, the legacy key), so a Core host
+with the driver keeps two keyrings. A host that changes stream loses the other stream's files in the same plan."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -28,9 +30,15 @@ PHASE = {
     'changes_host': True,
     'sections': ('os', 'packages', 'apt', 'files', 'gpus'),
     'keys': {
-        'apply': 'V(present) (install key, sources, pin), V(absent) (remove them) or V(none).',
-        'contents': 'The sources and pin files to write, path to content.',
-        'remove': 'Paths to remove (old sources, the key when absent).',
+        'apply': 'V(present) (install keys, sources, pin), V(absent) (remove them) or V(none).',
+        'contents': 'The sources and pin files to write, path to content: C(rocm.list) for a legacy release, '
+                    'C(amdrocm-stable.sources) for a ROCm Core SDK release, C(amdgpu.list) where the driver is '
+                    'wanted.',
+        'remove': 'Sources and pin files to remove (the other stream\'s, C(amdgpu.list) where the driver is not '
+                  'wanted, every one when absent).',
+        'signing_keys': 'The keyrings to pass to M(gpulab.rocm.apt_source) as C(keys): the key URL and trusted '
+                        'fingerprints of each one the sources name, and C(state=absent) for one no source uses any '
+                        'more (every one when absent).',
         'refresh_scope': "V(sources) (only the lists of the ROCm sources) or V(all) (every list once, where apt has none "
                          'yet and the archive answers).',
     },
@@ -44,31 +52,57 @@ _PATH_RE = re.compile(r'^/[A-Za-z0-9._/-]+\Z')
 _FPR_RE = re.compile(r'^([0-9A-F]{40}|[0-9A-F]{64})\Z')
 
 
+# The Core SDK's sources as AMD's 10.0 install page writes them (X-Repo-Id, Architectures and Enabled included).
+CORE_REPO_ID = 'amdrocm-stable'
+CORE_SUITE = 'stable'
+# The files of each stream's signing key: the legacy key signs rocm.list and the driver's amdgpu.list.
+LEGACY_KEY_FILES = (ns.SOURCES_FILE, ns.AMDGPU_SOURCES_FILE)
+CORE_KEY_FILES = (ns.CORE_SOURCES_FILE,)
+MANAGED = (ns.SOURCES_FILE, ns.CORE_SOURCES_FILE, ns.AMDGPU_SOURCES_FILE, ns.PIN_FILE)
+
+
+def _url_problem(name, value, empty_ok=False):
+    if (empty_ok and value == '') or _URL_RE.match(str(value or '')):
+        return None
+    return ('%s must be an http(s):// or file:// URL without spaces, quotes, brackets, "#" or a line break%s, got %r'
+            % (name, ' (or empty for the release table\'s)' if empty_ok else '', value))
+
+
+def _fingerprint_problems(name, fingerprints):
+    if not fingerprints:
+        return ['%s is empty; list the fingerprints of the keys you trust' % name]
+    bad = [fpr for fpr in fingerprints if not _FPR_RE.match(normalize_fingerprint(fpr))]
+    if bad:
+        return ['%s holds values that are not fingerprints (40 or 64 hex digits): %s'
+                % (name, ', '.join(repr(fpr) for fpr in bad))]
+    return []
+
+
 def check(wanted):
-    """Every value that lands in a sources line or the pin, validated: a space or ']' could add apt options
-    (trusted=yes) or lines. Returns the problems."""
-    problems = []
-    for key in ('base_url', 'key_url'):
-        if not _URL_RE.match(str(wanted.get(key) or '')):
-            problems.append('rocm_repo_%s must be an http(s):// or file:// URL without spaces, quotes, brackets, '
-                            '"#" or a line break, got %r' % (key, wanted.get(key)))
-    for key in ('architecture', 'pin_origin'):
+    """Every value that lands in a sources file or the pin, validated: a space or ']' could add apt options
+    (trusted=yes) or lines. Both streams' values are checked whichever the host uses. Returns the problems."""
+    problems = [_url_problem('rocm_repo_base_url', wanted.get('base_url')),
+                _url_problem('rocm_repo_key_url', wanted.get('key_url')),
+                _url_problem('rocm_repo_core_base_url', wanted.get('core_base_url'), empty_ok=True),
+                _url_problem('rocm_repo_core_key_url', wanted.get('core_key_url'), empty_ok=True)]
+    problems = [problem for problem in problems if problem]
+    for key in ('architecture', 'pin_origin', 'core_pin_origin'):
         if not _TOKEN_RE.match(str(wanted.get(key) or '')):
             problems.append('rocm_repo_%s must be one word (letters, digits, ".", "-", "_"), got %r'
                             % (key, wanted.get(key)))
     if wanted.get('amdgpu_version') and not _TOKEN_RE.match(str(wanted['amdgpu_version'])):
         problems.append('rocm_repo_amdgpu_version must be a directory name such as 6.2.4 or 30.10, got %r'
                         % (wanted['amdgpu_version'],))
-    if not _PATH_RE.match(str(wanted.get('keyring') or '')):
-        problems.append('rocm_repo_keyring must be an absolute path of letters, digits, ".", "-", "_" and "/", got %r'
-                        % (wanted.get('keyring'),))
-    fingerprints = wanted.get('key_fingerprints') or []
-    if not fingerprints:
-        problems.append('rocm_repo_key_fingerprints is empty; list the fingerprints of the keys you trust')
-    bad = [fpr for fpr in fingerprints if not _FPR_RE.match(normalize_fingerprint(fpr))]
-    if bad:
-        problems.append('rocm_repo_key_fingerprints holds values that are not fingerprints (40 or 64 hex digits): %s'
-                        % ', '.join(repr(fpr) for fpr in bad))
+    for key in ('keyring', 'core_keyring'):
+        if not _PATH_RE.match(str(wanted.get(key) or '')):
+            problems.append('rocm_repo_%s must be an absolute path of letters, digits, ".", "-", "_" and "/", got %r'
+                            % (key, wanted.get(key)))
+    # One file cannot hold both keys: each keyring must hold only its own trusted keys.
+    if wanted.get('keyring') and wanted.get('keyring') == wanted.get('core_keyring'):
+        problems.append('rocm_repo_core_keyring must differ from rocm_repo_keyring (%s): each keyring holds only '
+                        'its own key' % wanted['keyring'])
+    problems += _fingerprint_problems('rocm_repo_key_fingerprints', wanted.get('key_fingerprints') or [])
+    problems += _fingerprint_problems('rocm_repo_core_key_fingerprints', wanted.get('core_key_fingerprints') or [])
     try:
         priority = int(wanted.get('pin_priority'))
         if isinstance(wanted.get('pin_priority'), bool) or not -32768 <= priority <= 32767:
@@ -78,14 +112,18 @@ def check(wanted):
     return problems
 
 
-def contents(node, wanted, stack):
-    """{path: content} of the sources and pin this host wants (no amdgpu.list where the driver is not wanted)."""
-    os_info = node.get('os') or {}
+def releases_of(stack):
+    """The release table's rows of the host's releases, the default first."""
     releases = [rocm_release.release(stack['version'])]
     for version in stack['versions']:
         info = rocm_release.release(version)
         if info['version'] not in [r['version'] for r in releases]:
             releases.append(info)
+    return releases
+
+
+def legacy_sources(os_info, wanted, stack, releases):
+    """(suite, rocm.list) of legacy releases: one rocm/apt line per release, from 7.0 with its graphics line."""
     suites = set()
     for info in releases:
         suites.add(rocm_release.apt_suite(os_info.get('distribution'), os_info.get('version'), info['version'],
@@ -99,55 +137,157 @@ def contents(node, wanted, stack):
         if info['graphics_dir']:
             # From ROCm 7.0 user space also needs AMD's graphics repository, in the same file (reference 1.1).
             lines.append('deb %s %s/graphics/%s/ubuntu %s main\n' % (options, base, info['graphics_dir'], suite))
-    files = {ns.SOURCES_FILE: HEADER % ('ROCm ' + ', '.join(r['version'] for r in releases)) + ''.join(lines)}
+    return suite, HEADER % ('ROCm ' + ', '.join(r['version'] for r in releases)) + ''.join(lines)
+
+
+def core_sources(os_info, wanted, releases):
+    """amdrocm-stable.sources of Core SDK releases, in AMD's deb822 form: the per-distribution folder of each
+    release's repository (7.14 and 10.x side by side name two), or of the lab's mirror for all of them."""
+    try:
+        distro = rocm_release.core_distro(os_info.get('distribution'), os_info.get('version'))
+    except ValueError as exc:
+        raise ValueError('%s. Move the host to one of those, or set rocm_version to a legacy release that supports '
+                         'it (docs/releases.md)' % exc)
+    uris = []
+    for info in releases:
+        uri = '%s/%s/' % (str(wanted.get('core_base_url') or info['core_url']).rstrip('/'), distro)
+        if uri not in uris:
+            uris.append(uri)
+    return (HEADER % ('ROCm Core SDK ' + ', '.join(r['version'] for r in releases))
+            + 'X-Repo-Id: %s\nTypes: deb\nURIs: %s\nSuites: %s\nComponents: main\nArchitectures: %s\n'
+              'Signed-By: %s\nEnabled: yes\n'
+            % (CORE_REPO_ID, ' '.join(uris), CORE_SUITE, wanted['architecture'], wanted['core_keyring']))
+
+
+def contents(node, wanted, stack):
+    """{path: content} of the sources and pin this host wants: rocm.list (legacy) or amdrocm-stable.sources (Core),
+    amdgpu.list where the driver is wanted, the pin."""
+    os_info = node.get('os') or {}
+    releases = releases_of(stack)
+    default = releases[0]
+    core = default['stream'] == 'core'
+    other_stream = [info['version'] for info in releases if (info['stream'] == 'core') != core]
+    if other_stream:
+        raise ValueError('rocm_versions mixes ROCm Core SDK releases and legacy ones (%s with %s): AMD\'s Core SDK '
+                         'install pages ask to uninstall ROCm 7.2.4 or older first. List releases of one stream'
+                         % (default['version'], ', '.join(other_stream)))
+    files = {}
+    if core:
+        suite = None
+        files[ns.CORE_SOURCES_FILE] = core_sources(os_info, wanted, releases)
+    else:
+        suite, files[ns.SOURCES_FILE] = legacy_sources(os_info, wanted, stack, releases)
     if driver_wanted(stack['kernel_driver'], (node.get('gpu_pci') or {}).get('in_container')):
-        default = releases[0]
         amdgpu_dir = wanted.get('amdgpu_version') or default['amdgpu_dir']
         if not amdgpu_dir:
-            raise ValueError('ROCm %s is not in the release table (known 7.x releases: %s), so the amdgpu driver '
+            raise ValueError('ROCm %s is not in the release table (known releases: %s), so the amdgpu driver '
                              'directory that goes with it is not known: set rocm_repo_amdgpu_version to the driver '
-                             '(30.x) AMD names for it, or choose a release of the table'
-                             % (default['version'], ', '.join(rocm_release.known_7x())))
+                             'AMD names for it, or choose a release of the table'
+                             % (default['version'], ', '.join(rocm_release.known_core() if core
+                                                              else rocm_release.known_7x())))
+        # The driver stays in the legacy layout for a Core release too: repo.radeon.com's amdgpu/<dir>/ubuntu with
+        # the Ubuntu suite of the host, signed by the legacy key.
+        suite = suite or rocm_release.apt_suite(os_info.get('distribution'), os_info.get('version'),
+                                                default['version'], stack.get('apt_suite') or None)
         # The 7.x driver line carries the architectures AMD documents for the OS (amd64,i386 on Ubuntu).
         arch = default['driver_architectures'].get(os_info.get('distribution'), wanted['architecture'])
         driver_options = '[arch=%s signed-by=%s]' % (arch, wanted['keyring'])
         label = ('amdgpu kernel driver %s for ROCm %s' % (amdgpu_dir, default['version']) if default['amdgpu_min']
                  else 'amdgpu kernel driver for ROCm ' + default['version'])
         files[ns.AMDGPU_SOURCES_FILE] = (HEADER % label + 'deb %s %s/amdgpu/%s/ubuntu %s main\n'
-                                         % (driver_options, base, amdgpu_dir, suite))
-    files[ns.PIN_FILE] = (HEADER % 'ROCm pin'
-                          + "# Prefer AMD's packages over the distribution's same-named ROCm packages, which sort "
-                            'higher (Debian bug #1028307).\n'
-                          + 'Package: *\nPin: release o=%s\nPin-Priority: %d\n'
-                          % (wanted['pin_origin'], int(wanted['pin_priority'])))
+                                         % (driver_options, str(wanted['base_url']).rstrip('/'), amdgpu_dir, suite))
+    if core:
+        # AMD documents no pin for the Core SDK; the pin prefers its origin as the legacy one prefers repo.radeon.com.
+        why = "# Prefer the ROCm Core SDK's packages over same-named packages of other sources.\n"
+        origin = wanted['core_pin_origin']
+    else:
+        why = ("# Prefer AMD's packages over the distribution's same-named ROCm packages, which sort higher (Debian "
+               'bug #1028307).\n')
+        origin = wanted['pin_origin']
+    files[ns.PIN_FILE] = (HEADER % 'ROCm pin' + why + 'Package: *\nPin: release o=%s\nPin-Priority: %d\n'
+                          % (origin, int(wanted['pin_priority'])))
     return files
+
+
+def signing_keys(wanted, default):
+    """Both streams' keys, each with the files it signs: the legacy one, and the Core SDK's (its key URL the lab's
+    or the release table's)."""
+    return [
+        ({'keyring': wanted.get('keyring'), 'key_url': wanted.get('key_url'),
+          'fingerprints': list(wanted.get('key_fingerprints') or [])}, LEGACY_KEY_FILES),
+        ({'keyring': wanted.get('core_keyring'), 'key_url': wanted.get('core_key_url') or default.get('core_key_url'),
+          'fingerprints': list(wanted.get('core_key_fingerprints') or [])}, CORE_KEY_FILES),
+    ]
+
+
+def key_change(found, trusted):
+    """(change, reason) for a wanted keyring as the probe found it (None when the probe has not read it), or None
+    when it holds only trusted, unexpired public keys and is root-owned 0644."""
+    if found is None:
+        # The sources do not name this keyring yet: the probe has not read it.
+        return 'install the signing key %s', 'the sources do not use it yet'
+    if not found.get('exists') or found.get('type') != 'file':
+        return 'install the signing key %s', 'missing'
+    if not found.get('clean'):
+        return 'replace the signing key %s', ('it holds more than public keys (%s)'
+                                              % (found.get('error') or 'secret key material or other packets'))
+    if not found.get('fingerprints') or not set(found['fingerprints']) <= trusted:
+        return 'replace the signing key %s', ('it holds %s, not only trusted keys (%s)' % (
+            ', '.join(found.get('fingerprints') or ['no readable key']), ', '.join(sorted(trusted))))
+    if found.get('expired'):
+        return 'fetch the signing key %s again', ('the key %s in it has expired (apt reports EXPKEYSIG): vendors '
+                                                  're-issue their key with a new expiry' % ', '.join(found['expired']))
+    if found.get('mode') != '0644' or found.get('uid') != 0:
+        return 'set owner and mode of %s', 'not root-owned 0644'
+    return None
+
+
+def removal_reason(path, stack, node, version):
+    """Why a managed file this host does not want goes: the other stream's sources, or the driver's."""
+    if path == ns.SOURCES_FILE:
+        return 'ROCm %s is a ROCm Core SDK release: its packages come from %s' % (version, ns.CORE_SOURCES_FILE)
+    if path == ns.CORE_SOURCES_FILE:
+        return 'ROCm %s is a legacy release: its packages come from %s' % (version, ns.SOURCES_FILE)
+    return 'the amdgpu driver is not wanted on this host (rocm_kernel_driver %s, %s)' % (
+        stack['kernel_driver'], 'a container' if (node.get('gpu_pci') or {}).get('in_container') else 'bare metal')
+
+
+def unused_key_reason(signed, default):
+    """Why a stream's key goes: none of the files it signs is wanted (for the legacy key: nor the driver's)."""
+    stream = 'a ROCm Core SDK' if default['stream'] == 'core' else 'a legacy'
+    driver = ' and the amdgpu driver is not wanted here' if ns.AMDGPU_SOURCES_FILE in signed else ''
+    return 'no source of this host names it any more (ROCm %s is %s release%s)' % (default['version'], stream, driver)
 
 
 def plan(node, wanted, stack, host=None, previous=None):
     """wanted: state (present|absent), base_url, key_url, key_fingerprints, keyring, amdgpu_version, architecture,
-    pin_origin, pin_priority.
+    pin_origin, pin_priority; core_base_url, core_key_url ('' for the release table's), core_key_fingerprints,
+    core_keyring, core_pin_origin.
 
     Returns the Plan with: contents {path: content} of every wanted file, files (those that differ now), remove
-    [paths], key (install|keep|remove), refresh, refresh_scope (sources|all), and each change with its reason.
+    [paths], signing_keys [{keyring, key_url, fingerprints, state}], key {keyring: install|keep|remove}, refresh,
+    refresh_scope (sources|all), and each change with its reason.
     """
     result = Plan('repo')
     files = node.get('files') or {}
     keyrings = node.get('keyrings') or {}
-    managed = (ns.SOURCES_FILE, ns.AMDGPU_SOURCES_FILE, ns.PIN_FILE)
-    result.update(files={}, contents={}, remove=[], key='keep', refresh=False, refresh_scope='sources', apply=None)
+    result.update(files={}, contents={}, remove=[], signing_keys=[], key={}, refresh=False, refresh_scope='sources',
+                  apply=None)
+    default = rocm_release.release(stack['version'])
 
     if wanted.get('state', 'present') == 'absent' or stack['install_source'] == 'distro':
         why = ('rocm_repo_state is absent' if wanted.get('state') == 'absent'
                else "rocm_install_source is distro: AMD's sources must not mix with the distribution's ROCm")
-        for path in managed:
+        for path in MANAGED:
             if (files.get(path) or {}).get('exists'):
                 result['remove'].append(path)
                 result.change('remove %s' % path, why)
-        if (keyrings.get(wanted.get('keyring')) or {}).get('exists'):
-            result['remove'].append(wanted['keyring'])
-            result.change('remove the signing key %s' % wanted['keyring'], why)
-        result['key'] = 'remove' if wanted.get('keyring') in result['remove'] else 'keep'
-        result['apply'] = 'absent' if result['remove'] else None
+        for key, _signed in signing_keys(wanted, default):
+            if (keyrings.get(key['keyring']) or {}).get('exists'):
+                result['signing_keys'].append({'keyring': key['keyring'], 'state': 'absent'})
+                result['key'][key['keyring']] = 'remove'
+                result.change('remove the signing key %s' % key['keyring'], why)
+        result['apply'] = 'absent' if result['changes'] else None
         return result
 
     problems = check(wanted)
@@ -164,7 +304,7 @@ def plan(node, wanted, stack, host=None, previous=None):
     # Every wanted file goes to gpulab.rocm.apt_source (it writes only what differs, and refreshes the lists of all
     # of them after a key change or an interrupted run); `files` names the ones that differ now.
     result['contents'] = wanted_files
-    for path in managed:
+    for path in MANAGED:
         current = files.get(path) or {}
         if path in wanted_files:
             if not file_matches(current, wanted_files[path]):
@@ -174,34 +314,22 @@ def plan(node, wanted, stack, host=None, previous=None):
                               if current.get('type') == 'file' else 'it is a %s, not a file' % current.get('type'))
         elif current.get('exists'):
             result['remove'].append(path)
-            result.change('remove %s' % path, 'the amdgpu driver is not wanted on this host (rocm_kernel_driver %s, %s)'
-                          % (stack['kernel_driver'], 'a container' if (node.get('gpu_pci') or {}).get('in_container')
-                             else 'bare metal'))
+            result.change('remove %s' % path, removal_reason(path, stack, node, default['version']))
 
-    trusted = set(normalize_fingerprint(fpr) for fpr in wanted['key_fingerprints'])
-    keyring = keyrings.get(wanted['keyring'])
-    if keyring is None:
-        # The sources do not name this keyring yet: the probe has not read it.
-        result['key'] = 'install'
-        result.change('install the signing key %s' % wanted['keyring'], 'the sources do not use it yet')
-    elif not keyring.get('exists') or keyring.get('type') != 'file':
-        result['key'] = 'install'
-        result.change('install the signing key %s' % wanted['keyring'], 'missing')
-    elif not keyring.get('clean'):
-        result['key'] = 'install'
-        result.change('replace the signing key %s' % wanted['keyring'], 'it holds more than public keys (%s)'
-                      % (keyring.get('error') or 'secret key material or other packets'))
-    elif not keyring.get('fingerprints') or not set(keyring['fingerprints']) <= trusted:
-        result['key'] = 'install'
-        result.change('replace the signing key %s' % wanted['keyring'], 'it holds %s, not only trusted keys (%s)'
-                      % (', '.join(keyring.get('fingerprints') or ['no readable key']), ', '.join(sorted(trusted))))
-    elif keyring.get('expired'):
-        result['key'] = 'install'
-        result.change('fetch the signing key %s again' % wanted['keyring'], 'the key %s in it has expired (apt '
-                      'reports EXPKEYSIG): vendors re-issue their key with a new expiry' % ', '.join(keyring['expired']))
-    elif keyring.get('mode') != '0644' or keyring.get('uid') != 0:
-        result['key'] = 'install'
-        result.change('set owner and mode of %s' % wanted['keyring'], 'not root-owned 0644')
+    # Each stream's key where a wanted file names it; the other one goes with the last file that used it.
+    for key, signed in signing_keys(wanted, default):
+        path = key['keyring']
+        if any(name in wanted_files for name in signed):
+            result['signing_keys'].append(dict(key, state='present'))
+            change = key_change(keyrings.get(path),
+                                set(normalize_fingerprint(fpr) for fpr in key['fingerprints']))
+            result['key'][path] = 'install' if change else 'keep'
+            if change:
+                result.change(change[0] % path, change[1])
+        elif (keyrings.get(path) or {}).get('exists'):
+            result['signing_keys'].append({'keyring': path, 'state': 'absent'})
+            result['key'][path] = 'remove'
+            result.change('remove the signing key %s' % path, unused_key_reason(signed, default))
 
     journal = files.get(ns.APT_JOURNAL) or {}
     if journal.get('exists'):

@@ -6,7 +6,7 @@ import json
 import os
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import stack
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_release, stack
 
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
@@ -53,8 +53,13 @@ def repo_wanted(node, **over):
     wanted = {"state": "present", "base_url": base, "key_url": base + "/rocm/rocm.gpg.key",
               "key_fingerprints": [fingerprint], "keyring": ns.KEYRING, "amdgpu_version": "",
               "architecture": "amd64", "pin_origin": "repo.radeon.com", "pin_priority": 600}
-    wanted.update(over)
+    wanted.update(CORE_REPO, **over)
     return wanted
+
+
+# rocm_repo's defaults for the ROCm Core SDK's repository (roles/rocm_repo/defaults/main.yml): the table's URLs.
+CORE_REPO = {"core_base_url": "", "core_key_url": "", "core_key_fingerprints": list(rocm_release.CORE_FINGERPRINTS),
+             "core_keyring": rocm_release.CORE_KEYRING, "core_pin_origin": "stable.repo.amd.com"}
 
 
 SDK = {"state": "present", "packages": ["rocm-hip-sdk", "rocblas", "miopen-hip"], "dev_packages_enabled": False,

@@ -163,6 +163,10 @@ def test_exact_markers_are_still_one_block():
     ("architecture", "amd64\n"),
     ("pin_origin", "repo.radeon.com\n"),
     ("keyring", "/etc/apt/keyrings/rocm.gpg\n"),
+    ("core_base_url", "https://mirror.example/core#main"),
+    ("core_key_url", "https://mirror.example/core/packages.gpg\n"),
+    ("core_keyring", "/etc/apt/keyrings/amdrocm.gpg\n"),
+    ("core_pin_origin", "stable.repo.amd.com\n"),
 ])
 def test_repository_values_with_a_newline_or_a_hash_are_refused(key, value):
     node = base.probe(base.CONVERGED)
@@ -220,7 +224,7 @@ def test_an_expired_key_and_its_reissue_with_the_same_fingerprint(tmp_path):
     node = copy.deepcopy(base.probe(base.CONVERGED))
     node["keyrings"][ns.KEYRING].update(expired=[fpr])
     plan = plan_repo.plan(node, base.repo_wanted(node), base.inputs())
-    assert plan["key"] == "install"
+    assert plan["key"] == {ns.KEYRING: "install"}
     assert "has expired (apt reports EXPKEYSIG)" in plan["changes"][0]["reason"]
 
 

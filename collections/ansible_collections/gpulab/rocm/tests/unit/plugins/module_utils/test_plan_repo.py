@@ -1,6 +1,7 @@
 """rocm_repo's planner (plan_repo.py) over real probes (fixtures/probe/SOURCES.md): the sources, the pin and the
 signing key of a fresh host, the lists it refreshes, the 7.x sources (rocm.list with the graphics repository,
-amdgpu.list with the driver's own number) from the release table, and the values it refuses."""
+amdgpu.list with the driver's own number) from the release table, the ROCm Core SDK's deb822 sources with its own
+key, a host moving between the two streams, and the values it refuses."""
 
 import copy
 import os
@@ -11,7 +12,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_repo
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError, sha1
 from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils.plan_helpers import (
-    CONVERGED, FIXTURES, FRESH, default_inputs, fresh, inputs, mirror_of, probe, repo_wanted,
+    CONVERGED, CORE_REPO, FIXTURES, FRESH, default_inputs, fresh, inputs, mirror_of, probe, repo_wanted,
 )
 
 
@@ -24,8 +25,12 @@ def wanted(**over):
     value = {"state": "present", "base_url": BASE, "key_url": BASE + "/rocm/rocm.gpg.key",
              "key_fingerprints": ["CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"], "keyring": ns.KEYRING,
              "amdgpu_version": "", "architecture": "amd64", "pin_origin": "repo.radeon.com", "pin_priority": 600}
-    value.update(over)
+    value.update(CORE_REPO, **over)
     return value
+
+
+# The last release of the legacy stream the table pairs with its driver (the stack's default is a Core release).
+LEGACY = {"rocm_version": "7.2.3"}
 
 
 # --- a fresh host plans the repository ----------------------------------------------------------------------------
@@ -79,11 +84,20 @@ def test_a_mirror_url_with_quoted_characters_is_converged_once_its_lists_exist(t
     ("pin_origin", "repo.radeon.com\nPackage: *", "rocm_repo_pin_origin must be one word"),
     ("key_fingerprints", ["CA8B"], "not fingerprints"),
     ("key_fingerprints", [], "is empty"),
+    ("core_base_url", "https://mirror/core\nTypes: deb-src", "rocm_repo_core_base_url must be an http"),
+    ("core_key_url", "ftp://mirror/key", "rocm_repo_core_key_url must be an http"),
+    ("core_key_fingerprints", ["D0F0 04A0"], "rocm_repo_core_key_fingerprints holds values that are not"),
+    ("core_key_fingerprints", [], "rocm_repo_core_key_fingerprints is empty"),
+    ("core_keyring", "/etc/apt/keyrings/amd rocm.gpg", "rocm_repo_core_keyring must be an absolute path"),
+    ("core_keyring", ns.KEYRING, "rocm_repo_core_keyring must differ from rocm_repo_keyring"),
+    ("core_pin_origin", "stable.repo.amd.com\nPackage: *", "rocm_repo_core_pin_origin must be one word"),
 ])
 def test_repository_values_that_would_change_apt_are_refused(key, value, message):
     node = probe(CONVERGED)
-    with pytest.raises(PlanError, match=message):
-        plan_repo.plan(node, repo_wanted(node, **{key: value}), inputs())
+    for stack in (inputs(), inputs(rocm_version="10.1.0")):
+        with pytest.raises(PlanError, match=message) as err:
+            plan_repo.plan(node, repo_wanted(node, **{key: value}), stack)
+        assert "Nothing was changed" in str(err.value)
 
 
 def test_a_keyring_with_more_than_public_keys_is_replaced():
@@ -92,14 +106,14 @@ def test_a_keyring_with_more_than_public_keys_is_replaced():
     node["keyrings"][ns.KEYRING].update(clean=False, error="packet 6 (tag 5, Secret-Key) at byte 1204 is secret key "
                                                            "material")
     plan = plan_repo.plan(node, repo_wanted(node), inputs())
-    assert plan["key"] == "install" and plan["apply"] == "present"
+    assert plan["key"] == {ns.KEYRING: "install"} and plan["apply"] == "present"
     assert "it holds more than public keys (packet 6 (tag 5, Secret-Key)" in plan["changes"][0]["reason"]
 
 
 # --- the 7.x sources, from the release table ----------------------------------------------------------------------
 
-def test_the_default_release_writes_rocm_graphics_and_its_own_driver():
-    files = plan_repo.contents(fresh(), wanted(), default_inputs())
+def test_a_7x_release_writes_rocm_graphics_and_its_own_driver():
+    files = plan_repo.contents(fresh(), wanted(), default_inputs(**LEGACY))
     rocm = [line for line in files[ns.SOURCES_FILE].splitlines() if line.startswith("deb ")]
     assert rocm == ["deb %s %s/rocm/apt/7.2.3 noble main" % (KEYRING, BASE),
                     "deb %s %s/graphics/7.2.3/ubuntu noble main" % (KEYRING, BASE)]
@@ -135,19 +149,19 @@ def test_6x_keeps_its_layout():
 
 
 def test_a_container_gets_no_driver_source():
-    files = plan_repo.contents(fresh(container=True), wanted(), default_inputs())
+    files = plan_repo.contents(fresh(container=True), wanted(), default_inputs(**LEGACY))
     assert ns.AMDGPU_SOURCES_FILE not in files and "graphics/7.2.3" in files[ns.SOURCES_FILE]
 
 
 def test_the_override_is_written_when_new_enough():
-    files = plan_repo.contents(fresh(), wanted(amdgpu_version="30.20.1"), default_inputs())
+    files = plan_repo.contents(fresh(), wanted(amdgpu_version="30.20.1"), default_inputs(**LEGACY))
     assert "amdgpu/30.20.1/ubuntu" in files[ns.AMDGPU_SOURCES_FILE]
 
 
 @pytest.mark.parametrize("override", ["6.4.3", "6.2.4", "23.20"])
 def test_a_driver_too_old_is_refused_before_any_change_with_the_table_answer(override):
     with pytest.raises(PlanError) as err:
-        plan_repo.plan(fresh(), wanted(amdgpu_version=override), default_inputs())
+        plan_repo.plan(fresh(), wanted(amdgpu_version=override), default_inputs(**LEGACY))
     text = str(err.value)
     assert "too old for ROCm 7.2.3" in text and "30.30.3" in text and "Nothing was changed" in text
 
@@ -157,8 +171,176 @@ def test_an_old_override_is_not_checked_where_no_driver_is_wanted():
     assert ns.AMDGPU_SOURCES_FILE not in plan["contents"]
 
 
-def test_a_7x_release_outside_the_table_needs_the_driver_named():
-    with pytest.raises(PlanError, match="7.2.4 is not in the release table.*rocm_repo_amdgpu_version"):
-        plan_repo.plan(fresh(), wanted(), default_inputs(rocm_version="7.2.4"))
-    files = plan_repo.contents(fresh(), wanted(amdgpu_version="30.30.3"), default_inputs(rocm_version="7.2.4"))
-    assert "amdgpu/30.30.3/ubuntu" in files[ns.AMDGPU_SOURCES_FILE]
+@pytest.mark.parametrize("version, driver", [("7.2.5", "30.30.4"), ("10.2.0", "31.50.1")])
+def test_a_release_outside_the_table_needs_the_driver_named(version, driver):
+    with pytest.raises(PlanError, match="%s is not in the release table.*rocm_repo_amdgpu_version" % version):
+        plan_repo.plan(fresh(), wanted(), default_inputs(rocm_version=version))
+    files = plan_repo.contents(fresh(), wanted(amdgpu_version=driver), default_inputs(rocm_version=version))
+    assert "amdgpu/%s/ubuntu" % driver in files[ns.AMDGPU_SOURCES_FILE]
+
+
+# --- the ROCm Core SDK: AMD's deb822 sources, its own key --------------------------------------------------------
+
+CORE_KEYRING = "/etc/apt/keyrings/amdrocm.gpg"
+
+
+def core_sources(uris):
+    """amdrocm-stable.sources as AMD's 10.0 install page writes it, under our header."""
+    return ("# Managed by gpulab.rocm (role rocm_repo): ROCm Core SDK 10.1.0. Local changes are overwritten.\n"
+            "X-Repo-Id: amdrocm-stable\n"
+            "Types: deb\n"
+            "URIs: %s\n"
+            "Suites: stable\n"
+            "Components: main\n"
+            "Architectures: amd64\n"
+            "Signed-By: /etc/apt/keyrings/amdrocm.gpg\n"
+            "Enabled: yes\n" % uris)
+
+
+@pytest.mark.parametrize("distribution, version, folder", [
+    ("Ubuntu", "24.04", "ubuntu2404"), ("Debian", "12", "debian12"), ("Debian", "13", "debian13"),
+])
+def test_a_core_release_writes_amd_s_sources_and_the_core_pin(distribution, version, folder):
+    plan = plan_repo.plan(fresh(distribution, version, container=True), wanted(), default_inputs())
+    files = plan["contents"]
+    assert files[ns.CORE_SOURCES_FILE] == core_sources("https://stable.repo.amd.com/rocm/core/packages/%s/" % folder)
+    assert "Pin: release o=stable.repo.amd.com\nPin-Priority: 600\n" in files[ns.PIN_FILE]
+    # A container: no driver, so neither rocm.list nor amdgpu.list, and only the Core key.
+    assert sorted(files) == [ns.PIN_FILE, ns.CORE_SOURCES_FILE]
+    assert plan["signing_keys"] == [{
+        "keyring": CORE_KEYRING, "key_url": "https://stable.repo.amd.com/rocm/gpg/packages.gpg",
+        "fingerprints": ["D0F004A0025A1145C7807FCD0701EAC4D5E02107"], "state": "present"}]
+    assert [item["change"] for item in plan["changes"]] == [
+        "write " + ns.CORE_SOURCES_FILE, "write " + ns.PIN_FILE, "install the signing key " + CORE_KEYRING]
+
+
+def test_a_core_host_with_the_driver_keeps_the_driver_in_the_legacy_layout_with_its_key():
+    plan = plan_repo.plan(fresh("Ubuntu", "24.04"), wanted(), default_inputs())
+    files = plan["contents"]
+    assert sorted(files) == [ns.PIN_FILE, ns.AMDGPU_SOURCES_FILE, ns.CORE_SOURCES_FILE]
+    assert files[ns.AMDGPU_SOURCES_FILE].splitlines()[1] == (
+        "deb [arch=amd64,i386 signed-by=%s] %s/amdgpu/31.50/ubuntu noble main" % (ns.KEYRING, BASE))
+    assert "Signed-By: %s\n" % CORE_KEYRING in files[ns.CORE_SOURCES_FILE]
+    assert [(key["keyring"], key["key_url"], key["state"]) for key in plan["signing_keys"]] == [
+        (ns.KEYRING, BASE + "/rocm/rocm.gpg.key", "present"),
+        (CORE_KEYRING, "https://stable.repo.amd.com/rocm/gpg/packages.gpg", "present")]
+    # Debian 12 takes the driver's jammy suite, as for a legacy release.
+    files = plan_repo.contents(fresh("Debian", "12"), wanted(), default_inputs())
+    assert " %s/amdgpu/31.50/ubuntu jammy main\n" % BASE in files[ns.AMDGPU_SOURCES_FILE]
+
+
+def test_a_lab_mirror_serves_every_core_release_with_its_own_key():
+    mirror = wanted(core_base_url="http://127.0.0.1:8080/amd/core/", core_key_url="http://127.0.0.1:8080/amd/core.gpg")
+    plan = plan_repo.plan(fresh("Debian", "13", container=True), mirror,
+                          default_inputs(rocm_version="10.1.0", rocm_versions=["10.1.0", "7.14.1"]))
+    assert "URIs: http://127.0.0.1:8080/amd/core/debian13/\n" in plan["contents"][ns.CORE_SOURCES_FILE]
+    assert plan["signing_keys"][0]["key_url"] == "http://127.0.0.1:8080/amd/core.gpg"
+    # Without a mirror, 7.14 and 10.x come from AMD's two repositories: one stanza names both.
+    files = plan_repo.contents(fresh("Debian", "13", container=True), wanted(),
+                               default_inputs(rocm_version="10.1.0", rocm_versions=["10.1.0", "7.14.1"]))
+    assert ("URIs: https://stable.repo.amd.com/rocm/core/packages/debian13/ "
+            "https://repo.amd.com/rocm/packages-multi-arch/debian13/\n") in files[ns.CORE_SOURCES_FILE]
+
+
+def test_a_7_14_release_uses_its_own_repository_and_key():
+    plan = plan_repo.plan(fresh("Ubuntu", "22.04", container=True), wanted(), default_inputs(rocm_version="7.14.0"))
+    sources = plan["contents"][ns.CORE_SOURCES_FILE]
+    assert "URIs: https://repo.amd.com/rocm/packages-multi-arch/ubuntu2204/\n" in sources
+    assert plan["signing_keys"][0]["key_url"] == "https://repo.amd.com/rocm/packages-multi-arch/gpg/rocm.gpg"
+
+
+def test_an_os_without_a_core_repository_is_refused_with_the_fix():
+    with pytest.raises(PlanError) as err:
+        plan_repo.plan(fresh("Ubuntu", "20.04", container=True), wanted(), default_inputs())
+    text = str(err.value)
+    assert "Ubuntu 20.04 has no ROCm Core SDK repository: AMD publishes Debian 12, Debian 13, Ubuntu 22.04" in text
+    assert "set rocm_version to a legacy release that supports it" in text and "Nothing was changed" in text
+
+
+def test_releases_of_both_streams_side_by_side_are_refused():
+    with pytest.raises(PlanError, match=r"rocm_versions mixes ROCm Core SDK releases and legacy ones \(10.1.0 with "
+                                        r"7.2.3\).*Nothing was changed"):
+        plan_repo.plan(fresh(), wanted(), default_inputs(rocm_version="10.1.0", rocm_versions=["10.1.0", "7.2.3"]))
+
+
+def converged(node, wanted_values, stack):
+    """The node once the plan for stack was applied: its files written, its keyrings holding the trusted keys, apt's
+    lists of its sources present."""
+    node = copy.deepcopy(node)
+    plan = plan_repo.plan(node, wanted_values, stack)
+    for path, content in plan["contents"].items():
+        node["files"][path] = {"exists": True, "type": "file", "sha1": sha1(content), "mode": "0644", "uid": 0,
+                               "gid": 0, "content": content}
+    for key in plan["signing_keys"]:
+        node["keyrings"][key["keyring"]] = {"exists": True, "type": "file", "clean": True, "mode": "0644", "uid": 0,
+                                            "fingerprints": key["fingerprints"], "expired": []}
+    node["apt"].update(lists_empty=False, sources=[])
+    return node
+
+
+def test_a_converged_core_host_plans_nothing():
+    stack = default_inputs()
+    node = converged(fresh("Ubuntu", "24.04"), wanted(), stack)
+    plan = plan_repo.plan(node, wanted(), stack)
+    assert plan["changes"] == [] and plan["apply"] is None
+    assert plan["key"] == {ns.KEYRING: "keep", CORE_KEYRING: "keep"}
+
+
+def test_a_legacy_container_moving_to_core_loses_rocm_list_and_the_legacy_key():
+    node = probe(CONVERGED)  # a container on 6.2.4: rocm.list, the pin, the legacy key
+    plan = plan_repo.plan(node, repo_wanted(node), inputs(rocm_version="10.1.0"))
+    assert [(item["change"], item["reason"]) for item in plan["changes"]] == [
+        ("remove " + ns.SOURCES_FILE, "ROCm 10.1.0 is a ROCm Core SDK release: its packages come from "
+                                      + ns.CORE_SOURCES_FILE),
+        ("write " + ns.CORE_SOURCES_FILE, "missing"),
+        ("write " + ns.PIN_FILE, "its content, owner or mode differs from what is wanted"),
+        ("remove the signing key " + ns.KEYRING, "no source of this host names it any more (ROCm 10.1.0 is a ROCm "
+                                                 "Core SDK release and the amdgpu driver is not wanted here)"),
+        ("install the signing key " + CORE_KEYRING, "the sources do not use it yet")]
+    assert plan["remove"] == [ns.SOURCES_FILE]
+    assert [(key["keyring"], key["state"]) for key in plan["signing_keys"]] == [
+        (ns.KEYRING, "absent"), (CORE_KEYRING, "present")]
+
+
+def test_a_legacy_host_with_the_driver_moving_to_core_keeps_the_legacy_key_for_the_driver():
+    node = probe(CONVERGED)
+    plan = plan_repo.plan(node, repo_wanted(node), inputs(rocm_version="10.1.0", rocm_kernel_driver="always"))
+    assert plan["remove"] == [ns.SOURCES_FILE] and plan["key"] == {ns.KEYRING: "keep", CORE_KEYRING: "install"}
+    assert "amdgpu/31.50/ubuntu jammy main" in plan["contents"][ns.AMDGPU_SOURCES_FILE]
+    assert [key["state"] for key in plan["signing_keys"]] == ["present", "present"]
+
+
+@pytest.mark.parametrize("container", [False, True])
+def test_a_core_host_moving_back_to_legacy_loses_the_core_sources_and_key(container):
+    node = converged(fresh("Debian", "12", container=container), wanted(), default_inputs())
+    plan = plan_repo.plan(node, wanted(), default_inputs(**LEGACY))
+    changes = dict((item["change"], item["reason"]) for item in plan["changes"])
+    assert changes["remove " + ns.CORE_SOURCES_FILE] == ("ROCm 7.2.3 is a legacy release: its packages come from "
+                                                         + ns.SOURCES_FILE)
+    assert changes["remove the signing key " + CORE_KEYRING] == ("no source of this host names it any more (ROCm "
+                                                                 "7.2.3 is a legacy release)")
+    assert plan["remove"] == [ns.CORE_SOURCES_FILE]
+    assert {"keyring": CORE_KEYRING, "state": "absent"} in plan["signing_keys"]
+    assert "%s/rocm/apt/7.2.3 jammy main" % BASE in plan["contents"][ns.SOURCES_FILE]
+    # The driver's file (now naming 7.2.3's driver) and the legacy key stay where the driver is wanted.
+    if container:
+        assert ns.AMDGPU_SOURCES_FILE not in plan["contents"] and plan["key"][ns.KEYRING] == "install"
+    else:
+        assert "amdgpu/30.30.3/ubuntu jammy main" in plan["files"][ns.AMDGPU_SOURCES_FILE]
+        assert plan["key"][ns.KEYRING] == "keep"
+
+
+@pytest.mark.parametrize("how", ["state", "distro"])
+def test_absent_removes_both_streams_files_and_both_keyrings(how):
+    stack = default_inputs()
+    node = converged(fresh("Ubuntu", "24.04"), wanted(), stack)
+    node["files"][ns.SOURCES_FILE] = dict(node["files"][ns.CORE_SOURCES_FILE])  # left from a legacy release
+    if how == "state":
+        plan = plan_repo.plan(node, wanted(state="absent"), stack)
+    else:
+        plan = plan_repo.plan(node, wanted(), default_inputs(rocm_install_source="distro"))
+    assert plan["apply"] == "absent" and plan["contents"] == {}
+    assert plan["remove"] == [ns.SOURCES_FILE, ns.CORE_SOURCES_FILE, ns.AMDGPU_SOURCES_FILE, ns.PIN_FILE]
+    assert plan["signing_keys"] == [{"keyring": ns.KEYRING, "state": "absent"},
+                                    {"keyring": CORE_KEYRING, "state": "absent"}]
+    assert plan["key"] == {ns.KEYRING: "remove", CORE_KEYRING: "remove"}

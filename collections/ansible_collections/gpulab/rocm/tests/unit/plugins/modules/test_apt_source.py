@@ -433,3 +433,165 @@ def test_a_rollback_whose_restored_sources_fail_to_refresh_blames_nothing_it_did
     works, state = apt_source.restored_state(module, "E: Failed to fetch x 503", [ROCM])
     assert works and "refreshing the restored sources' lists failed too: A package or index file could not" in state
     assert "broken before" not in state and "as before" not in state
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Two keys in one transaction: the ROCm Core SDK's (its deb822 .sources) beside the legacy one (the driver's
+# amdgpu.list), each checked by fingerprint before anything is written. Real keys made by gpg for the run; the
+# module's writes are recorded, never made.
+
+CORE_SOURCES = "/etc/apt/sources.list.d/amdrocm-stable.sources"
+AMDGPU = "/etc/apt/sources.list.d/amdgpu.list"
+
+
+@pytest.fixture(scope="module")
+def two_keys(tmp_path_factory):
+    """{name: (armored key file, fingerprint, binary key)} for a 'core' and a 'legacy' signing key."""
+    if GPG is None:
+        pytest.skip("needs gpg")
+    home = tmp_path_factory.mktemp("gnupg-two")
+    os.chmod(home, 0o700)
+    base = [GPG, "--homedir", str(home), "--batch", "--passphrase", ""]
+    keys = {}
+    for name in ("core", "legacy"):
+        subprocess.run(base + ["--quick-gen-key", "%s <%s@example.invalid>" % (name, name), "rsa2048", "sign",
+                               "never"], check=True, capture_output=True)
+        listing = subprocess.run(base + ["--with-colons", "--fingerprint", name], check=True, capture_output=True,
+                                 text=True).stdout
+        fpr = [ln.split(":")[9] for ln in listing.splitlines() if ln.startswith("fpr:")][0]
+        armored = home / ("%s.asc" % name)
+        exported = subprocess.run(base + ["--armor", "--export", fpr], check=True, capture_output=True).stdout
+        armored.write_bytes(exported)
+        keys[name] = (armored, fpr, subprocess.run(base + ["--export", fpr], check=True, capture_output=True).stdout)
+    return keys
+
+
+@pytest.fixture
+def empty_host(tmp_path, monkeypatch):
+    """A host with no other sources, and every write of the module recorded instead of made."""
+    etc = tmp_path / "etc-apt"
+    (etc / "sources.list.d").mkdir(parents=True)
+    (etc / "sources.list").write_text("")
+    monkeypatch.setattr(apt_source, "HOST_SOURCES_LIST", str(etc / "sources.list"))
+    monkeypatch.setattr(apt_source, "HOST_SOURCES_D", str(etc / "sources.list.d") + "/")
+    writes = []
+    monkeypatch.setattr(apt_source, "write", lambda path, content, mode=0o644: writes.append(("write", path)))
+    monkeypatch.setattr(apt_source, "remove", lambda path: writes.append(("remove", path)))
+    monkeypatch.setattr(apt_source.Journal, "save", lambda self, previous: writes.append(("journal", self.path)))
+    monkeypatch.setattr(apt_source.Journal, "clear", lambda self: None)
+    return writes
+
+
+def core_files(core_keyring, legacy_keyring):
+    return {CORE_SOURCES: "# Managed by gpulab.rocm (role rocm_repo): ROCm Core SDK 10.1.0.\n"
+                          "X-Repo-Id: amdrocm-stable\nTypes: deb\nURIs: http://127.0.0.1:9/core/debian12/\n"
+                          "Suites: stable\nComponents: main\n"
+                          "Architectures: amd64\nSigned-By: %s\nEnabled: yes\n" % core_keyring,
+            AMDGPU: "deb [arch=amd64 signed-by=%s] http://127.0.0.1:9/amdgpu/31.50/ubuntu jammy main\n"
+                    % legacy_keyring}
+
+
+def key_entry(keys, name, keyring, **over):
+    path, fpr, _binary = keys[name]
+    return dict({"keyring": str(keyring), "key_url": path.as_uri(), "fingerprints": [fpr]}, **over)
+
+
+@needs_apt
+def test_two_keys_are_installed_with_the_core_sources_in_one_transaction(two_keys, empty_host, tmp_path):
+    core, legacy = tmp_path / "amdrocm.gpg", tmp_path / "rocm.gpg"
+    args = {"keys": [key_entry(two_keys, "core", core), key_entry(two_keys, "legacy", legacy)],
+            "files": core_files(core, legacy), "refresh": "never"}
+    result = run_main(apt_source.main, args)
+    assert not result.get("failed"), result
+    # apt read the deb822 file, our header comment included, with the host's sources before anything was written.
+    assert result["changed_files"] == sorted([str(core), str(legacy), CORE_SOURCES, AMDGPU])
+    assert result["keyrings"] == {str(core): [two_keys["core"][1]], str(legacy): [two_keys["legacy"][1]]}
+    assert result["fingerprints"] == [two_keys["core"][1], two_keys["legacy"][1]]
+    assert empty_host[0] == ("journal", apt_source.Journal().path)
+    assert sorted(path for kind, path in empty_host[1:]) == result["changed_files"]
+
+
+@needs_tools
+def test_a_second_untrusted_key_stops_the_run_before_the_first_is_written(two_keys, empty_host, tmp_path):
+    core, legacy = tmp_path / "amdrocm.gpg", tmp_path / "rocm.gpg"
+    wrong = key_entry(two_keys, "legacy", legacy, fingerprints=[two_keys["core"][1]])
+    result = run_main(apt_source.main, {"keys": [key_entry(two_keys, "core", core), wrong],
+                                        "files": core_files(core, legacy), "refresh": "never"})
+    assert result["failed"] and two_keys["legacy"][1] in result["msg"] and "Nothing was changed" in result["msg"]
+    assert empty_host == []
+
+
+@needs_tools
+def test_a_trusted_keyring_on_disk_is_kept_beside_a_key_to_download(two_keys, tmp_path):
+    core, legacy = tmp_path / "amdrocm.gpg", tmp_path / "rocm.gpg"
+    legacy.write_bytes(two_keys["legacy"][2])
+    legacy.chmod(0o644)
+    unreachable = key_entry(two_keys, "legacy", legacy, key_url="http://127.0.0.1:9/k")
+    result = run_module({"keys": [key_entry(two_keys, "core", core), unreachable]})
+    assert result["changed"] and result["changed_files"] == [str(core)], result
+    assert result["keyrings"] == {str(core): [two_keys["core"][1]]}
+
+
+@needs_tools
+def test_a_keyring_no_source_uses_goes_in_the_same_transaction(two_keys, tmp_path):
+    # Core -> legacy: the Core keyring goes while the legacy key is installed.
+    core, legacy = tmp_path / "amdrocm.gpg", tmp_path / "rocm.gpg"
+    core.write_bytes(two_keys["core"][2])
+    result = run_module({"keys": [key_entry(two_keys, "legacy", legacy), {"keyring": str(core), "state": "absent"}]})
+    assert result["changed_files"] == sorted([str(core), str(legacy)]), result
+    diff = dict((item["before_header"], item) for item in result["diff"])
+    assert diff[str(core)]["before"] == "fingerprints: %s\n" % two_keys["core"][1]
+    assert diff[str(core)]["after"] == "(absent)\n"
+    assert core.exists() and not legacy.exists()  # check mode
+
+
+@needs_tools
+def test_absent_removes_every_keyring_it_is_given(two_keys, tmp_path):
+    core, legacy = tmp_path / "amdrocm.gpg", tmp_path / "rocm.gpg"
+    core.write_bytes(two_keys["core"][2])
+    legacy.write_bytes(two_keys["legacy"][2])
+    result = run_module({"state": "absent", "keys": [{"keyring": str(legacy)}, {"keyring": str(core)}]})
+    assert result["changed"] and result["changed_files"] == sorted([str(core), str(legacy)]), result
+    # Sources whose keyrings are gone already: nothing but the files to remove.
+    result = run_module({"state": "absent", "remove": [AMDGPU]})
+    assert not result.get("failed") and result["changed"] is False, result
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"keys": [{"keyring": "/k.gpg"}]}, "The keyring /k.gpg needs key_url and fingerprints"),
+    ({"keys": [{"keyring": "k.gpg", "state": "absent"}]}, "keyring must be an absolute path, got k.gpg"),
+    ({"keyring": "/k.gpg", "key_url": "http://127.0.0.1:9/k", "fingerprints": [AMD], "keys": [
+        {"keyring": "/k.gpg", "state": "absent"}]}, "The keyring /k.gpg is given twice"),
+    ({"files": {}}, "Give the keyring the sources name"),
+])
+def test_keys_that_cannot_be_checked_are_refused_before_anything(args, message):
+    result = run_module(args)
+    assert result["failed"] and message in result["msg"] and "Nothing was changed" in result["msg"], result
+
+
+def test_the_refresh_covers_the_lists_of_the_core_sources(tmp_path):
+    # apt reads *.sources as deb822 and *.list as one-line sources: the private folder keeps each name's ending.
+    seen = []
+
+    class Recorder(StubApt):
+        def run_command(self, argv, environ_update=None):
+            parts = [arg.split("=", 1)[1] for arg in argv if arg.startswith("Dir::Etc::SourceParts=")][0]
+            seen.append(sorted(os.listdir(parts)))
+            return 0, "Hit:1 x\n", ""
+
+    sources = []
+    for name, text in ((CORE_SOURCES, core_files("/k1", "/k2")[CORE_SOURCES]), (AMDGPU, ROCM_LIST)):
+        sources.append(tmp_path / os.path.basename(name))
+        sources[-1].write_text(text)
+    ok, _output = apt_source.refresh(Recorder(), [str(path) for path in sources])
+    assert ok and seen == [["00-amdrocm-stable.sources", "01-amdgpu.list"]]
+
+
+@needs_tools
+def test_two_keys_through_ansible(two_keys, tmp_path):
+    # The keys option as Ansible passes it (its suboptions checked by AnsiballZ's argument spec).
+    core, legacy = tmp_path / "amdrocm.gpg", tmp_path / "rocm.gpg"
+    args = {"refresh": "never", "keys": [key_entry(two_keys, "core", core), key_entry(two_keys, "legacy", legacy)]}
+    result = run_through_ansible("gpulab.rocm.apt_source", args)
+    assert result["changed"] and result["changed_files"] == sorted([str(core), str(legacy)]), result
+    assert not core.exists() and not legacy.exists()
