@@ -166,11 +166,7 @@ def contents(node, wanted, stack):
     releases = releases_of(stack)
     default = releases[0]
     core = default['stream'] == 'core'
-    other_stream = [info['version'] for info in releases if (info['stream'] == 'core') != core]
-    if other_stream:
-        raise ValueError('rocm_versions mixes ROCm Core SDK releases and legacy ones (%s with %s): AMD\'s Core SDK '
-                         'install pages ask to uninstall ROCm 7.2.4 or older first. List releases of one stream'
-                         % (default['version'], ', '.join(other_stream)))
+    # One stream at a time: stack.resolve refuses rocm_versions that mix them.
     files = {}
     if core:
         suite = None

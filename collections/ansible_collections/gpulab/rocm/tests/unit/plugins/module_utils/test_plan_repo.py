@@ -257,12 +257,6 @@ def test_an_os_without_a_core_repository_is_refused_with_the_fix():
     assert "set rocm_version to a legacy release that supports it" in text and "Nothing was changed" in text
 
 
-def test_releases_of_both_streams_side_by_side_are_refused():
-    with pytest.raises(PlanError, match=r"rocm_versions mixes ROCm Core SDK releases and legacy ones \(10.1.0 with "
-                                        r"7.2.3\).*Nothing was changed"):
-        plan_repo.plan(fresh(), wanted(), default_inputs(rocm_version="10.1.0", rocm_versions=["10.1.0", "7.2.3"]))
-
-
 def converged(node, wanted_values, stack):
     """The node once the plan for stack was applied: its files written, its keyrings holding the trusted keys, apt's
     lists of its sources present."""
