@@ -763,3 +763,11 @@ def test_faults_reach_the_core_stream(server, faults):
     faults.write_text("503 /rocm/core/packages/debian12/\n")
     assert http_status(f"{base}/debian12/dists/stable/InRelease") == 503
     assert http_status(f"{base}/debian13/dists/stable/InRelease") == 200
+
+
+def test_amd_smi_of_a_profile_without_its_capture_reaches_no_gpu(tools):
+    # Every Core SDK release installs amd-smi; no amd-smi capture of an MI250X exists, so it prints the real output
+    # of a host where it reaches no GPU (the no-gpu profile's), as the containers are.
+    mi250x = tools("amd-smi", "static", "--json", profile_name="mi250x")
+    nogpu = tools("amd-smi", "static", "--json", profile_name="no-gpu")
+    assert (mi250x.returncode, mi250x.stderr) == (nogpu.returncode, nogpu.stderr) and mi250x.returncode == 255

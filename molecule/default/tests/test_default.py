@@ -152,7 +152,10 @@ def test_the_fleet_report_of_the_converge_shows_the_node(host):
     path = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "fleet-report", "fleet-report.json")
     with open(path, encoding="utf-8") as handle:
         entry = {item["name"]: item for item in json.load(handle)["hosts"]}[name]
-    assert entry["reachable"] and entry["problems"] == [], entry
+    # amd-smi, which every Core SDK release installs, reaches no GPU in a container (no amdgpu; the fixture's
+    # rocminfo capture shows the GPU): the report names that, once, and nothing else.
+    amd_smi = [text for text in entry["problems"] if text.startswith("amd-smi: the amdgpu driver is not initialised")]
+    assert entry["reachable"] and entry["problems"] == amd_smi and len(amd_smi) == 1, entry
     assert entry["rocm_version"] == ROCM and entry["rocm_build"].startswith(ROCM)
     assert GPU[name] in [gpu["model"] for gpu in entry["gpus"]], entry["gpus"]
     assert entry["gpu_count"] >= 1 and entry["gfx_targets"]
