@@ -195,6 +195,21 @@ def test_wheel_index_follows_the_rocm_version(tmp_path, rocm_version, index):
     assert re.findall(r"INDEX=https://\S+/whl/(rocm[0-9.]+)\"?$", proc.stdout, re.M) == [index]
 
 
+@pytest.mark.parametrize("rocm_version, index", [
+    ("10.1.0", "https://stable.repo.amd.com/rocm/whl-next/"),  # the ROCm Core SDK: AMD's own index (plan_validate.py)
+    ("7.14.1", "https://repo.amd.com/rocm/whl-multi-arch/"),
+])
+def test_a_core_release_takes_amds_wheel_index(tmp_path, rocm_version, index):
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "localhost,",
+                           str(Path(__file__).with_name("index_url.yml")), "-e", "rocm_version=%s" % rocm_version,
+                           "-e", "ansible_python_interpreter=%s" % sys.executable],
+                          cwd=str(REPO), env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.findall(r"INDEX=(\S+?)\"?$", proc.stdout, re.M) == [index]
+
+
 def test_argument_specs_mirror_defaults():
     yaml = pytest.importorskip("yaml")
     role = REPO / "roles" / "rocm_validate"

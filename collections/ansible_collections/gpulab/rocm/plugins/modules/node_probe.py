@@ -36,8 +36,9 @@ options:
         C(/dev/dri), C(/bin/busybox), the ranges of C(/etc/subuid) and C(/etc/subgid), and which of O(users) are
         local (in C(/etc/passwd)).
       - Section C(modules) (read for the C(rocm_modules) role) reads the ROCm releases under C(/opt) (each
-        C(/opt/rocm-X.Y.Z) folder with its C(.info/version)), where C(/opt/rocm) points, the C(rocm) folder of each
-        of O(modulefiles_dirs) with its files, and the lines of C(/etc/ld.so.conf.d) that name a ROCm folder.
+        C(/opt/rocm-X.Y.Z) folder, and each ROCm Core SDK C(/opt/rocm/core-X.Y) folder, with its C(.info/version)),
+        where C(/opt/rocm) points (C(/opt/rocm/core) for the Core SDK), the C(rocm) folder of each of
+        O(modulefiles_dirs) with its files, and the lines of C(/etc/ld.so.conf.d) that name a ROCm folder.
     type: list
     elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions,

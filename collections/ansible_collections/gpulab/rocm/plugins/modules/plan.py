@@ -269,6 +269,13 @@ holds:
   - 'Phase sdk: Package name to V(hold) for the holds to set.'
   returned: for the phase sdk
   type: raw
+index_url:
+  description:
+  - 'Phase validate: The release''s wheel index: PyTorch''s (V(https://download.pytorch.org/whl/rocmX.Y), or V(rocmX.Y.Z)
+    for a point release it publishes on its own) for a legacy release, AMD''s own for a ROCm Core SDK release; null
+    where rocm_validate_rocm_version is no release.'
+  returned: for the phase validate
+  type: raw
 install:
   description:
   - 'Phase driver: Packages to install (amdgpu-dkms and the kernel headers); empty when in place.'
@@ -336,6 +343,12 @@ purge_orphans:
   description:
   - 'Phase sdk: Dependencies only the purged distribution packages needed, to remove.'
   returned: for the phase sdk
+  type: raw
+pytorch_packages:
+  description:
+  - 'Phase validate: What pip installs into the venv: O(rocm_validate_pytorch_packages), for a ROCm Core SDK release
+    with the host''s GPU targets as device extras of torch and torchvision and the release''s rocm package pinned.'
+  returned: for the phase validate
   type: raw
 query:
   description:
@@ -496,12 +509,6 @@ wanted:
   description:
   - 'Phase driver: Whether this host gets the amdgpu kernel driver.'
   returned: for the phase driver
-  type: raw
-wheel_tag:
-  description:
-  - 'Phase validate: PyTorch''s wheel index name for the release (V(rocmX.Y), or V(rocmX.Y.Z) for a point release
-    it publishes on its own).'
-  returned: for the phase validate
   type: raw
 why:
   description:

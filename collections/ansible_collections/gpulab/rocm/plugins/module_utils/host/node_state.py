@@ -626,32 +626,43 @@ def local_users(root='/'):
 # --- environment modules (rocm_modules) ---------------------------------------------------------------------------
 
 _RELEASE_DIR = re.compile(r'rocm-(\d+\.\d+\.\d+)')
+# The ROCm Core SDK's releases, side by side by X.Y (patch releases in place): /opt/rocm/core-X.Y.
+_CORE_DIR = re.compile(r'core-(\d+\.\d+)')
 LDCONFIG_DIR = '/etc/ld.so.conf.d'
 
 
 def modules_state(root='/', modulefiles_dirs=()):
-    """What rocm_modules decides on: the releases under /opt (real folders /opt/rocm-X.Y.Z with their .info/version),
-    where /opt/rocm points, the rocm folder of each modulefile folder with its files (content included: they are
-    small and the role tells its own from the lab's by their text), and the ROCm folders named in ld.so.conf.d."""
+    """What rocm_modules decides on: the releases under /opt (real folders /opt/rocm-X.Y.Z, and the ROCm Core SDK's
+    /opt/rocm/core-X.Y, each with its .info/version; a Core release is keyed by its X.Y), where /opt/rocm points (or,
+    where /opt/rocm is the Core SDK's folder, where its core link points), the rocm folder of each modulefile folder
+    with its files (content included: they are small and the role tells its own from the lab's by their text), and
+    the ROCm folders named in ld.so.conf.d."""
     releases = {}
-    try:
-        names = sorted(os.listdir(at(root, '/opt')))
-    except OSError:
-        names = []
-    for name in names:
-        match = _RELEASE_DIR.fullmatch(name)
-        prefix = '/opt/' + name
-        if not match or not stat.S_ISDIR(os.lstat(at(root, prefix)).st_mode):
-            continue
-        version = (read_text(at(root, prefix + '/.info/version'), limit=4096) or '').strip()
-        if version:
-            releases[match.group(1)] = {'prefix': prefix, 'info_version': version.splitlines()[0]}
+    folders = [('/opt', _RELEASE_DIR)]
+    if not os.path.islink(at(root, '/opt/rocm')):  # a legacy /opt/rocm is a link to one release, not Core's folder
+        folders.append(('/opt/rocm', _CORE_DIR))
+    for parent, pattern in folders:
+        try:
+            names = sorted(os.listdir(at(root, parent)))
+        except OSError:
+            names = []
+        for name in names:
+            match = pattern.fullmatch(name)
+            prefix = parent + '/' + name
+            if not match or not stat.S_ISDIR(os.lstat(at(root, prefix)).st_mode):
+                continue
+            version = (read_text(at(root, prefix + '/.info/version'), limit=4096) or '').strip()
+            if version:
+                releases[match.group(1)] = {'prefix': prefix, 'info_version': version.splitlines()[0]}
     # /opt/rocm -> /etc/alternatives/rocm -> /opt/rocm-X.Y.Z (rocm-core registers the alternative): where it ends.
+    # The Core SDK: /opt/rocm is a folder, and /opt/rocm/core points at the newest /opt/rocm/core-X.Y.
     opt_rocm = None
-    if os.path.islink(at(root, '/opt/rocm')):
-        real = os.path.realpath(at(root, '/opt/rocm'))
-        base = os.path.realpath(root) if root not in ('', '/') else ''
-        opt_rocm = real[len(base):] if base and real.startswith(base + '/') else (None if base else real)
+    for link in ('/opt/rocm', '/opt/rocm/core'):
+        if os.path.islink(at(root, link)):
+            real = os.path.realpath(at(root, link))
+            base = os.path.realpath(root) if root not in ('', '/') else ''
+            opt_rocm = real[len(base):] if base and real.startswith(base + '/') else (None if base else real)
+            break
     dirs = {}
     for folder in modulefiles_dirs:
         rocm = folder.rstrip('/') + '/rocm'

@@ -10,13 +10,17 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gfx
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_release import parse_version
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_release import is_core, parse_version
 
 # gfx targets AMD's Linux ROCm supports natively: (first release, last release or None, note). From the
-# reference, section 7 (AMD's system-requirements lists); releases before 5.3 are out of scope.
+# reference, section 7 (AMD's system-requirements lists); releases before 5.3 are out of scope. The ROCm Core SDK
+# (7.14 on) ships one package per target it supports, the fifteen of rocm_release.CORE_TARGETS (rocm-reference.md
+# 13, the 10.0 install page): RDNA3's Navi32/33 and Phoenix and the RDNA3.5 APUs are native there only, and gfx906
+# is not among them.
 NATIVE = {
     'gfx900': ((5, 3, 0), (5, 7, 99), 'Vega 10 is unsupported from ROCm 6.0'),
-    'gfx906': ((5, 3, 0), None, 'deprecated in ROCm 6.x (MI50 end of support announced at 5.7)'),
+    'gfx906': ((5, 3, 0), (7, 2, 99), 'deprecated in ROCm 6.x (MI50 end of support announced at 5.7); not among '
+                                      'the ROCm Core SDK\'s targets'),
     'gfx908': ((5, 3, 0), None, None),
     'gfx90a': ((5, 3, 0), None, None),
     'gfx942': ((6, 0, 0), None, None),
@@ -24,6 +28,13 @@ NATIVE = {
     'gfx950': ((7, 0, 0), None, None),
     'gfx1030': ((5, 3, 0), None, None),
     'gfx1100': ((5, 7, 0), None, None),
+    'gfx1101': ((7, 14, 0), None, None),
+    'gfx1102': ((7, 14, 0), None, None),
+    'gfx1103': ((7, 14, 0), None, None),
+    'gfx1150': ((7, 14, 0), None, None),
+    'gfx1151': ((7, 14, 0), None, None),
+    'gfx1152': ((7, 14, 0), None, None),
+    'gfx1153': ((7, 14, 0), None, None),
     'gfx1200': ((6, 4, 1), None, None),
     'gfx1201': ((6, 4, 1), None, None),
 }
@@ -120,8 +131,11 @@ def effective_targets(gpus, rocm_version):
 
 
 def kdb_packages(gfx_targets, rocm_version):
-    """MIOpen kernel-db package names for the targets, in the naming of the release's series."""
+    """MIOpen kernel-db package names for the targets, in the naming of the release's series; none for a ROCm Core
+    SDK release, whose kernel databases ship in amdrocm-dnn<X.Y>-<target>, pulled by amdrocm<X.Y>-<target>."""
     version = parse_version(rocm_version)
+    if is_core(version):
+        return []
     names = []
     for target in sorted(set(t.split(':', 1)[0].lower() for t in gfx_targets if t)):
         if version >= (5, 7, 0):

@@ -16,13 +16,16 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import rocm_release
+
 # The first line after the magic cookie: how the role tells its own files from the lab's (never touched).
 MARK = '## Managed by gpulab.rocm (role rocm_modules). Local changes are overwritten.'
 _NAME_RE = re.compile(r'[A-Z_][A-Z0-9_]*')
 # Paths, versions (10.3.0), gfx lists (gfx90a;gfx1030): no space, brace, bracket, quote, $ or backslash, so a
 # value inside Tcl braces is taken literally by both tools.
 _VALUE_RE = re.compile(r'[A-Za-z0-9._/:;+,=-]+')
-_VERSION_RE = re.compile(r'\d+\.\d+\.\d+')
+# A legacy release's module is named X.Y.Z (/opt/rocm-X.Y.Z), a ROCm Core SDK release's X.Y (/opt/rocm/core-X.Y).
+_VERSION_RE = re.compile(r'\d+\.\d+(\.\d+)?')
 
 
 class ModulefileError(ValueError):
@@ -36,6 +39,16 @@ def _value(text):
     return '{%s}' % text
 
 
+def _is_core(version):
+    """Whether a module's release is a ROCm Core SDK one (named X.Y) rather than a legacy one (X.Y.Z); ModulefileError
+    for any other name (6.2 for 6.2.0, 10.1.0 for the Core release 10.1)."""
+    parsed = rocm_release.version_tuple(version) if _VERSION_RE.fullmatch(str(version)) else None
+    core = parsed is not None and rocm_release.is_core(parsed)
+    if parsed is None or (str(version).count('.') == 1) != core:
+        raise ModulefileError('%r is not a ROCm release X.Y.Z (X.Y for the ROCm Core SDK)' % (version,))
+    return core
+
+
 def _name(text):
     if not _NAME_RE.fullmatch(str(text)):
         raise ModulefileError('%r is not an environment variable name' % (text,))
@@ -45,16 +58,18 @@ def _name(text):
 def release_modulefile(version, prefix, variables, login, default):
     """The modulefile of one release.
 
-    version: 'X.Y.Z'; prefix: its folder (/opt/rocm-X.Y.Z); variables: [(name, value)] this release sets (ROCM_PATH
-    first); login: {name: value} the login environment sets (rocm_env), restored on unload where the tool can;
-    default: whether this is the default release (its libraries are already the linker's, so no LD_LIBRARY_PATH).
+    version: 'X.Y.Z', or 'X.Y' for a ROCm Core SDK release; prefix: its folder (/opt/rocm-X.Y.Z, /opt/rocm/core-X.Y);
+    variables: [(name, value)] this release sets (ROCM_PATH first); login: {name: value} the login environment sets
+    (rocm_env), restored on unload where the tool can; default: whether this is the default release (its libraries
+    are already the linker's, so no LD_LIBRARY_PATH).
     """
-    if not _VERSION_RE.fullmatch(str(version)):
-        raise ModulefileError('%r is not a ROCm release X.Y.Z' % (version,))
+    # A Core release keeps its libraries in lib only; /opt/rocm is its folder of alternatives, not the default's link.
+    core = _is_core(version)
+    behind = '' if core else ', behind /opt/rocm'
     lines = [
         '#%Module1.0',
         MARK,
-        '## ROCm %s%s, in %s.' % (version, ' (the default release, behind /opt/rocm)' if default else '', prefix),
+        '## ROCm %s%s, in %s.' % (version, ' (the default release%s)' % behind if default else '', prefix),
         'module-whatis {ROCm %s}' % version,
         'proc ModulesHelp {} { puts stderr {ROCm %s from %s. docs/modules.md of gpulab.rocm says what it sets.} }'
         % (version, prefix),
@@ -69,9 +84,9 @@ def release_modulefile(version, prefix, variables, login, default):
     ]
     if not default:
         lines += ['# The linker cache holds the default release only (/etc/ld.so.conf.d/rocm.conf): this one needs',
-                  '# LD_LIBRARY_PATH, which the linker searches first.',
-                  'prepend-path LD_LIBRARY_PATH %s' % _value(prefix + '/lib64'),
-                  'prepend-path LD_LIBRARY_PATH %s' % _value(prefix + '/lib')]
+                  '# LD_LIBRARY_PATH, which the linker searches first.']
+        lines += ['prepend-path LD_LIBRARY_PATH %s' % _value(prefix + folder)
+                  for folder in (('/lib',) if core else ('/lib64', '/lib'))]
     lines.append('')
     names = [name for name, _value_ in variables]
     for name, value in variables:
@@ -90,8 +105,7 @@ def release_modulefile(version, prefix, variables, login, default):
 
 def version_file(default):
     """The default marker (`.version` in the rocm folder): both tools read ModulesVersion from it."""
-    if not _VERSION_RE.fullmatch(str(default)):
-        raise ModulefileError('%r is not a ROCm release X.Y.Z' % (default,))
+    _is_core(default)
     return '#%%Module1.0\n%s\nset ModulesVersion {%s}\n' % (MARK, default)
 
 

@@ -12,7 +12,7 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support, rocm_release
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import is_gfx_target
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import (
@@ -85,8 +85,28 @@ def check(wanted):
     return problems
 
 
+def core_prefix(stack):
+    """The /opt/rocm/core-X.Y of the stack's default release where it is a ROCm Core SDK release from AMD, else None."""
+    info = rocm_release.release(stack['version'])
+    return info['prefix'] if stack['install_source'] != 'distro' and info['stream'] == 'core' else None
+
+
 def rocm_path(wanted, stack):
-    return (wanted.get('rocm_path') or ('/usr' if stack['install_source'] == 'distro' else '/opt/rocm')).rstrip('/')
+    """The ROCm root of the environment: the one set, else /usr for the distribution's packages, else the default
+    release's: /opt/rocm for a legacy release (the alternative rocm_sdk points at it, side by side too), its own
+    /opt/rocm/core-X.Y for a ROCm Core SDK release (/opt/rocm is a folder there whose bin and lib are alternatives
+    that follow the newest release installed, not the stack's default; rocm-reference.md 13)."""
+    if wanted.get('rocm_path'):
+        return wanted['rocm_path'].rstrip('/')
+    if stack['install_source'] == 'distro':
+        return '/usr'
+    return core_prefix(stack) or '/opt/rocm'
+
+
+def linker_dirs(path, stack):
+    """The library folders of the linker file. A Core release keeps its libraries in lib only, and its packages do
+    not register them with the linker (TheRock#6716, #6718: programs linked against /opt/rocm/lib exit 127)."""
+    return [path + '/lib'] if core_prefix(stack) else [path + '/lib', path + '/lib64']
 
 
 def variables(node, wanted, stack):
@@ -167,7 +187,7 @@ def plan(node, wanted, stack, host=None, previous=None):
         wanted_files = {ns.PROFILE_FILE: HEADER + '# ROCm environment for login shells.\n' + block + '\n'}
         path = rocm_path(wanted, stack)
         if path not in SYSTEM_PREFIXES:
-            wanted_files[ns.LDCONFIG_FILE] = HEADER + '%s/lib\n%s/lib64\n' % (path, path)
+            wanted_files[ns.LDCONFIG_FILE] = HEADER + ''.join('%s\n' % folder for folder in linker_dirs(path, stack))
     else:
         block, wanted_files = None, {}
 

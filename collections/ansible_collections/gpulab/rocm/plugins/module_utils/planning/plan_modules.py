@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpulab.rocm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What rocm_modules changes: one modulefile per ROCm release installed under /opt (as the probe found them), the
-default marker of the stack's default release, and the distribution's Environment Modules where the lab has no
-modules tool and asked for one. Files the role did not write are never changed. Pure; the Tcl text is
-modulefile.py's."""
+"""What rocm_modules changes: one modulefile per ROCm release installed under /opt (as the probe found them: rocm/X.Y.Z
+for a legacy /opt/rocm-X.Y.Z, rocm/X.Y for a ROCm Core SDK /opt/rocm/core-X.Y), the default marker of the stack's
+default release, and the distribution's Environment Modules where the lab has no modules tool and asked for one.
+Files the role did not write are never changed. Pure; the Tcl text is modulefile.py's."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,10 +12,11 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support, modulefile
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
+    gpu_support, modulefile, plan_env, rocm_release,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError, file_matches
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import is_gfx_target
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning.rocm_release import parse_version
 
 # The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
 # role reads, and how the plan pass treats it; planner.REGISTRY collects it.
@@ -41,7 +42,6 @@ TOOLS = {'lmod': '/etc/lmod/modules', 'environment-modules': '/etc/environment-m
 TOOL_CHOICES = ('auto',) + tuple(sorted(TOOLS))
 # The package that installs Environment Modules when asked (rocm_modules_install); Lmod is the lab's own choice.
 INSTALL_PACKAGE = 'environment-modules'
-LOGIN_ROCM_PATH = '/opt/rocm'
 ENV_LDCONFIG = '/etc/ld.so.conf.d/rocm.conf'
 _PATH_RE = re.compile(r'/[A-Za-z0-9._/+-]*')
 
@@ -94,17 +94,27 @@ def gpu_variables(node, wanted, version):
 
 
 def releases(node):
+    """The module names of the releases the probe found: X.Y.Z (legacy), X.Y (Core), oldest first."""
     found = (node.get('modules') or {}).get('releases') or {}
-    return sorted(found, key=parse_version)
+    return sorted(found, key=rocm_release.version_tuple)
+
+
+def module_name(version):
+    """A release's module name: its series X.Y for a ROCm Core SDK release (patch releases replace it in
+    /opt/rocm/core-X.Y), the full X.Y.Z for a legacy one."""
+    info = rocm_release.release(version)
+    return info['series'] if info['stream'] == 'core' else info['version']
 
 
 def default_release(node, stack, found):
-    """The stack's default release where it is installed, else the release /opt/rocm points at, else None."""
-    if stack['version'] in found:
-        return stack['version']
-    target = ((node.get('modules') or {}).get('opt_rocm') or '').rstrip('/')
+    """The stack's default release where it is installed, else the release /opt/rocm (Core: /opt/rocm/core) points
+    at, else None."""
+    if module_name(stack['version']) in found:
+        return module_name(stack['version'])
+    modules = node.get('modules') or {}
+    target = (modules.get('opt_rocm') or '').rstrip('/')
     for version in found:
-        if target == '/opt/rocm-' + version:
+        if target == modules['releases'][version]['prefix']:
             return version
     return None
 
@@ -164,7 +174,7 @@ def _wanted_files(node, wanted, stack, target, result):
     result.update(releases=found, default=default)
     info = (node.get('modules') or {}).get('releases') or {}
     login_gpu, _warnings = gpu_variables(node, wanted, stack['version'])
-    login = dict([('ROCM_PATH', LOGIN_ROCM_PATH)] + login_gpu)
+    login = dict([('ROCM_PATH', plan_env.rocm_path({}, stack))] + login_gpu)
     files = {}
     for version in found:
         variables, warnings = gpu_variables(node, wanted, version)
@@ -176,8 +186,9 @@ def _wanted_files(node, wanted, stack, target, result):
     if default:
         files['%s/rocm/.version' % target] = modulefile.version_file(default)
     elif found:
-        result.warn('rocm_modules: the default release %s is not installed and /opt/rocm points at none of %s: no '
-                    'default marked (the tools then load the highest)' % (stack['version'], ', '.join(found)))
+        result.warn('rocm_modules: the default release %s is not installed and /opt/rocm (/opt/rocm/core for the Core '
+                    'SDK) points at none of %s: no default marked (the tools then load the highest)'
+                    % (stack['version'], ', '.join(found)))
     return files
 
 
@@ -221,7 +232,7 @@ def _reconcile(entry, root, wanted_files, result, why):
 
 def _linker_notices(node, result):
     for path, lines in sorted(((node.get('modules') or {}).get('ld_so_conf') or {}).items()):
-        versioned = [line for line in lines if line.startswith('/opt/rocm-')]
+        versioned = [line for line in lines if line.startswith(('/opt/rocm-', '/opt/rocm/core-'))]
         if path != ENV_LDCONFIG and versioned:
             result.warn('rocm_modules: %s puts %s in the linker cache for every program; only the default release '
                         'should be there (rocm_env\'s %s), or programs run without a module mix releases. Remove those '

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support as gs
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support as gs, rocm_release
 
 
 @pytest.mark.parametrize("gfx, rocm, status, override", [
@@ -105,3 +105,27 @@ def test_gfx950_from_7_0():
     assert gs.support("gfx950", "7.0.0")["status"] == "native"
     assert gs.support("gfx950", "6.2.4")["note"].startswith("supported from ROCm 7.0.0")
     assert gs.kdb_packages(["gfx950"], "7.2.3") == ["miopen-hip-gfx950kdb"]
+
+
+@pytest.mark.parametrize("rocm, status, override", [
+    ("7.2.4", "override", "11.0.0"),    # the last legacy release: RX 7600 runs as gfx1100
+    ("7.14.0", "native", None),         # the first Core SDK release ships amdrocm7.14-gfx1102
+    ("10.1.0", "native", None),
+])
+def test_an_rx_7600_is_native_from_the_core_sdk(rocm, status, override):
+    assert (gs.support("gfx1102", rocm)["status"], gs.support("gfx1102", rocm)["override"]) == (status, override)
+    env, _warnings = gs.hsa_override_env([{"gfx_target": "gfx1102"}], rocm)
+    assert env == ({"HSA_OVERRIDE_GFX_VERSION": override} if override else {})
+
+
+@pytest.mark.parametrize("rocm", ["7.14.0", "10.0.0", "10.1.0"])
+def test_a_core_release_runs_natively_exactly_the_targets_it_ships(rocm):
+    native = sorted(target for target in gs.NATIVE if gs.support(target, rocm)["status"] == "native")
+    assert native == sorted(rocm_release.CORE_TARGETS)
+    assert gs.support("gfx906", rocm)["note"].endswith("the last ROCm release that supports it is 7.2.x")
+
+
+def test_a_core_release_has_no_kdb_packages():
+    # MIOpen's kernel databases ship in amdrocm-dnn<X.Y>-<target>, pulled by amdrocm<X.Y>-<target>.
+    assert gs.kdb_packages(["gfx942", "gfx90a"], "10.1.0") == []
+    assert gs.kdb_packages(["gfx942"], "7.2.4") == ["miopen-hip-gfx942kdb"]

@@ -91,3 +91,26 @@ def test_names_and_versions_are_checked():
         modulefile.release_modulefile("6.2", "/opt/rocm-6.2.0", [], {}, default=True)
     with pytest.raises(ModulefileError, match="not a ROCm release"):
         modulefile.version_file("6.2.0\n")
+
+
+def test_a_core_release_is_named_by_its_series_and_keeps_its_libraries_in_lib():
+    # The ROCm Core SDK installs X.Y in /opt/rocm/core-X.Y, patch releases in place (rocm-reference.md 13).
+    text = modulefile.release_modulefile("10.0", "/opt/rocm/core-10.0", [("ROCM_PATH", "/opt/rocm/core-10.0")],
+                                         {"ROCM_PATH": "/opt/rocm/core-10.1"}, default=False)
+    got = lines(text)
+    assert "module-whatis {ROCm 10.0}" in got and "## ROCm 10.0, in /opt/rocm/core-10.0." in got
+    assert [line for line in got if "LD_LIBRARY_PATH" in line and not line.startswith("#")] == [
+        "prepend-path LD_LIBRARY_PATH {/opt/rocm/core-10.0/lib}"]
+    default = modulefile.release_modulefile("10.1", "/opt/rocm/core-10.1", [("ROCM_PATH", "/opt/rocm/core-10.1")],
+                                            {"ROCM_PATH": "/opt/rocm/core-10.1"}, default=True)
+    assert "## ROCm 10.1 (the default release), in /opt/rocm/core-10.1." in lines(default)
+    assert modulefile.version_file("10.1") == "#%%Module1.0\n%s\nset ModulesVersion {10.1}\n" % modulefile.MARK
+
+
+@pytest.mark.parametrize("name", ["10.1.0", "7.14.1", "7.2", "7.10"])
+def test_a_release_is_named_as_its_stream_installs_it(name):
+    # Core by X.Y, legacy by X.Y.Z; a preview (7.9-7.13) is no release.
+    with pytest.raises(ModulefileError, match="not a ROCm release"):
+        modulefile.release_modulefile(name, "/opt/rocm/core-10.1", [], {}, default=True)
+    with pytest.raises(ModulefileError, match="not a ROCm release"):
+        modulefile.version_file(name)

@@ -85,3 +85,45 @@ def test_users_files_are_written_through_su_where_the_host_has_no_sudo(tmp_path)
     assert plan_common.user_become_method({"os": ns.os_facts(str(tmp_path))}) == "ansible.builtin.sudo"
     # A probe from before the key existed: the roles keep using sudo, as they always did.
     assert plan_common.user_become_method({"os": {}}) == "ansible.builtin.sudo"
+
+
+def test_a_legacy_release_keeps_opt_rocm_and_the_linker_file_a_real_run_wrote():
+    # The converged probe holds the files rocm_env wrote for 6.2.4 (fixtures/probe/SOURCES.md): nothing differs.
+    plan = plan_env.plan(probe(CONVERGED), ENV, inputs())
+    assert plan["changes"] == [] and plan["files"] == {}
+    written = probe(CONVERGED)["files"][ns.LDCONFIG_FILE]["content"]
+    assert written == plan_env.HEADER + "/opt/rocm/lib\n/opt/rocm/lib64\n"
+    assert plan["variables"]["ROCM_PATH"] == "/opt/rocm"
+
+
+def test_a_core_release_points_the_environment_and_the_linker_at_its_own_folder():
+    # The ROCm Core SDK (rocm-reference.md 13): /opt/rocm/core-X.Y; /opt/rocm is a folder of alternatives there, and
+    # the packages register no library folder with the linker (TheRock#6716).
+    plan = plan_env.plan(probe(CONVERGED), ENV, inputs(rocm_version="10.1.0"))
+    assert plan["variables"]["ROCM_PATH"] == "/opt/rocm/core-10.1"
+    profile = plan["files"][ns.PROFILE_FILE]
+    assert "export ROCM_PATH=/opt/rocm/core-10.1\n" in profile
+    assert '  *) export PATH="${PATH:+${PATH}:}/opt/rocm/core-10.1/bin" ;;\n' in profile
+    assert plan["files"][ns.LDCONFIG_FILE] == plan_env.HEADER + "/opt/rocm/core-10.1/lib\n"
+    assert plan["ldconfig"] is True
+    assert {"change": "write %s" % ns.LDCONFIG_FILE, "reason": "it differs"} in plan["changes"]
+    # The users' blocks follow (the same lines).
+    assert "export ROCM_PATH=/opt/rocm/core-10.1" in plan["bashrc"]["alice"]
+
+
+def test_side_by_side_core_releases_follow_the_default_release():
+    plan = plan_env.plan(probe(CONVERGED), ENV, inputs(rocm_version="10.0", rocm_versions=["10.1.0", "10.0.0"]))
+    assert plan["variables"]["ROCM_PATH"] == "/opt/rocm/core-10.0"
+    assert plan["files"][ns.LDCONFIG_FILE] == plan_env.HEADER + "/opt/rocm/core-10.0/lib\n"
+    # A root the admin names wins, as for a legacy release.
+    named = plan_env.plan(probe(CONVERGED), dict(ENV, rocm_path="/opt/rocm"), inputs(rocm_version="10.1.0"))
+    assert named["variables"]["ROCM_PATH"] == "/opt/rocm"
+    assert named["files"][ns.LDCONFIG_FILE] == plan_env.HEADER + "/opt/rocm/lib\n"
+
+
+@pytest.mark.parametrize("release, override, arch", [("7.2.4", "11.0.0", "gfx1100"), ("10.1.0", None, "gfx1102")])
+def test_an_rx_7600_needs_its_override_on_legacy_only(release, override, arch):
+    # gfx1102 (Navi33) is native in the Core SDK (one amdrocm<X.Y>-gfx1102 package), not in the legacy stream.
+    names = dict(plan_env.variables(probe(CONVERGED), dict(ENV, gfx_targets=["gfx1102"]),
+                                    inputs(rocm_version=release))[0])
+    assert names.get("HSA_OVERRIDE_GFX_VERSION") == override and names["PYTORCH_ROCM_ARCH"] == arch

@@ -229,3 +229,80 @@ def test_a_folder_of_its_own_is_probed_first(tmp_path):
     result = planner.plan("modules", node, wanted, inputs(**SIDE_BY_SIDE))
     assert sorted(result["files"]) == ["/sw/modulefiles/rocm/.version", "/sw/modulefiles/rocm/6.2.0",
                                        "/sw/modulefiles/rocm/6.2.4"]
+
+
+def core_tree(root, series=("10.0", "10.1"), legacy=("7.2.4",), newest="core-10.1"):
+    """A host with ROCm Core SDK releases side by side (rocm-reference.md 13): /opt/rocm is a folder holding
+    core-X.Y (patch releases in place) and the core link to the newest; and a legacy release beside them."""
+    for version in legacy:
+        write(root, "/opt/rocm-%s/.info/version" % version, "%s-1\n" % version)
+    for name in series:
+        write(root, "/opt/rocm/core-%s/.info/version" % name, "%s.0\n" % name)
+    if newest:
+        os.symlink(newest, os.path.join(str(root), "opt/rocm/core"))
+    os.makedirs(os.path.join(str(root), LMOD.lstrip("/")))
+    write(root, "/etc/ld.so.conf.d/rocm.conf", "/opt/rocm/core-10.1/lib\n")
+
+
+# Side by side takes one stream (stack.py); the legacy 7.2.4 under /opt is one installed another way.
+CORE = {"rocm_version": "10.1.0", "rocm_versions": ["10.1.0", "10.0.0"]}
+
+
+def test_core_releases_are_named_by_their_series_beside_legacy_ones(tmp_path):
+    core_tree(tmp_path)
+    result = plan_modules.plan(node_of(tmp_path), WANTED, inputs(**CORE))
+    assert result["releases"] == ["7.2.4", "10.0", "10.1"] and result["default"] == "10.1"
+    assert sorted(result["files"]) == [LMOD + "/rocm/.version", LMOD + "/rocm/10.0", LMOD + "/rocm/10.1",
+                                       LMOD + "/rocm/7.2.4"]
+    assert result["files"][LMOD + "/rocm/.version"] == modulefile.version_file("10.1")
+    default = result["files"][LMOD + "/rocm/10.1"].splitlines()
+    assert "## ROCm 10.1 (the default release), in /opt/rocm/core-10.1." in default
+    assert "setenv ROCM_PATH {/opt/rocm/core-10.1}" in default
+    assert "prepend-path PATH {/opt/rocm/core-10.1/bin}" in default
+    assert not [line for line in default if "LD_LIBRARY_PATH" in line]
+    other = result["files"][LMOD + "/rocm/10.0"].splitlines()
+    assert "setenv ROCM_PATH {/opt/rocm/core-10.0}" in other
+    # A Core release keeps its libraries in lib only.
+    assert [line for line in other if line.startswith("prepend-path LD_LIBRARY_PATH")] == [
+        "prepend-path LD_LIBRARY_PATH {/opt/rocm/core-10.0/lib}"]
+    # The login environment's ROCM_PATH is the default Core release's own folder (rocm_env), restored on unload.
+    assert "    unsetenv ROCM_PATH {/opt/rocm/core-10.1}" in other
+    legacy = result["files"][LMOD + "/rocm/7.2.4"]
+    assert "prepend-path LD_LIBRARY_PATH {/opt/rocm-7.2.4/lib64}" in legacy
+    assert "setenv ROCM_PATH {/opt/rocm-7.2.4}" in legacy
+    # The second run changes nothing.
+    apply(tmp_path, result)
+    again = plan_modules.plan(node_of(tmp_path), WANTED, inputs(**CORE))
+    assert again["changes"] == [] and again["files"] == {} and again["remove"] == []
+
+
+def test_a_core_default_that_is_not_installed_falls_back_to_the_core_link(tmp_path):
+    # The release /opt/rocm/core points at (AMD's packages point it at the newest; 10.0 here, to tell the two apart).
+    core_tree(tmp_path, legacy=(), newest="core-10.0")
+    assert plan_modules.plan(node_of(tmp_path), WANTED, inputs(rocm_version="7.14.1"))["default"] == "10.0"
+
+
+def test_the_core_link_is_read_where_opt_rocm_is_a_folder(tmp_path):
+    core_tree(tmp_path, legacy=())
+    state = ns.modules_state(str(tmp_path), [LMOD])
+    assert sorted(state["releases"]) == ["10.0", "10.1"]
+    assert state["releases"]["10.0"] == {"prefix": "/opt/rocm/core-10.0", "info_version": "10.0.0"}
+    assert state["opt_rocm"] == "/opt/rocm/core-10.1"
+
+
+def test_the_hsa_override_of_an_rx_7600_is_for_legacy_releases_only(tmp_path):
+    core_tree(tmp_path)
+    result = plan_modules.plan(node_of(tmp_path), dict(WANTED, gfx_targets=["gfx1102"]), inputs(**CORE))
+    assert "setenv HSA_OVERRIDE_GFX_VERSION {11.0.0}" in result["files"][LMOD + "/rocm/7.2.4"]
+    assert "setenv PYTORCH_ROCM_ARCH {gfx1100}" in result["files"][LMOD + "/rocm/7.2.4"]
+    for name in ("10.0", "10.1"):
+        assert "HSA_OVERRIDE" not in result["files"][LMOD + "/rocm/" + name]
+        assert "setenv PYTORCH_ROCM_ARCH {gfx1102}" in result["files"][LMOD + "/rocm/" + name]
+
+
+def test_other_linker_files_naming_a_core_release_are_reported(tmp_path):
+    core_tree(tmp_path)
+    write(tmp_path, "/etc/ld.so.conf.d/zz-local.conf", "/opt/rocm/core-10.0/lib\n")
+    notices = plan_modules.plan(node_of(tmp_path), WANTED, inputs(**CORE))["notices"]
+    assert any("zz-local.conf puts /opt/rocm/core-10.0/lib" in text for text in notices)
+    assert not any("/etc/ld.so.conf.d/rocm.conf puts" in text for text in notices)
