@@ -176,6 +176,13 @@ def test_core_10_0_to_10_1_is_an_ordinary_upgrade(host):
     assert not host.file("/opt/rocm/core-10.0").exists
 
 
+def test_a_core_release_the_table_lacks_installs_from_its_repository_s_index(host):
+    # 10.2.0 is in the fixture mirror only (recipes.py): the plan names amdrocm10.2 from the Core scheme and apt's
+    # signed index of the stream (through the pinned key) has it. No driver in a container, so no window is needed.
+    converge_twice("playbooks/upgrade.yml", {"rocm_version": "10.2.0"})
+    assert_core_release(host, "10.2", "10.2.0")
+
+
 def test_back_from_the_core_sdk_to_6_2_4(host):
     # The way back: the Core packages, their source and key go first; the legacy stream comes back whole.
     converge_twice("playbooks/upgrade.yml", {"rocm_version": "6.2.4"})
