@@ -69,11 +69,13 @@ def remove(names):
 
 
 def inventory(folder, names):
-    """An inventory of the containers with the local lab's group_vars (the fixture mirror, users, GPU count)."""
+    """An inventory of the containers with the scenarios' group_vars (the fixture mirror, users, GPU count, and the
+    release the raw apt commands install)."""
     (folder / "group_vars").mkdir(parents=True, exist_ok=True)
-    link = folder / "group_vars" / "rocm_nodes.yml"
-    if not link.exists():
-        link.symlink_to(ROOT / "inventories/local/group_vars/rocm_nodes.yml")
+    for name in ("rocm_nodes.yml", "all.yml"):
+        link = folder / "group_vars" / name
+        if not link.exists():
+            link.symlink_to(ROOT / "molecule/shared/group_vars" / name)
     hosts = {"all": {"children": {"rocm_nodes": {
         "hosts": dict((name, {"gpulab_fixture_profile": "mi250x"}) for name in names),
         "vars": {"ansible_connection": "community.docker.docker", "ansible_python_interpreter": "/usr/bin/python3"}}}}}

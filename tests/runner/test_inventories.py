@@ -59,6 +59,6 @@ def test_lab_groups_are_gpu_families():
     hostvars = listed["_meta"]["hostvars"]
     # Family settings reach their hosts, and a family can hold the release back.
     assert hostvars["gpu-node-11.lab.example"]["rocm_expected_gpu_count"] == 8
-    assert hostvars["ws-navi-01.lab.example"]["rocm_version"] == "6.2.4"
-    assert hostvars["gpu-node-01.lab.example"]["rocm_version"] == "7.2.3"
+    assert hostvars["ws-navi-01.lab.example"]["rocm_version"] == "7.2.4"
+    assert hostvars["gpu-node-01.lab.example"]["rocm_version"] == "10.1.0"
     assert hostvars["ws-navi-02.lab.example"]["rocm_gpu_users"] == ["dave", "erin"]
