@@ -105,17 +105,20 @@ def test_adduser_conf_ends_with_one_pair_of_lines(host):
     assert lines[-3:-1] == active
 
 
+PREFIX = "/opt/rocm/core-" + SERIES
+
+
 @pytest.mark.parametrize("user", USERS)
 def test_login_shell_environment(host, user):
     out = host.check_output(f"su - {user} -c 'echo $PATH; echo $ROCM_PATH; echo $HIP_PLATFORM; echo ${{HIP_PATH:-unset}}'")
     path, rocm_path, platform, hip_path = out.splitlines()
-    assert "/opt/rocm/bin" in path.split(":")
-    assert path.split(":").count("/opt/rocm/bin") == 1
-    assert rocm_path == "/opt/rocm"
+    # The default release's own root: AMD's /opt/rocm links follow the newest Core release, not rocm_version.
+    assert path.split(":").count(PREFIX + "/bin") == 1
+    assert rocm_path == PREFIX
     assert platform == "amd"
     assert hip_path == "unset"
     # The login shell finds the ROCm tools on PATH.
-    assert host.run(f"su - {user} -c 'command -v rocminfo'").stdout.strip() == "/opt/rocm/bin/rocminfo"
+    assert host.run(f"su - {user} -c 'command -v rocminfo'").stdout.strip() == PREFIX + "/bin/rocminfo"
 
 
 @pytest.mark.parametrize("user", USERS)
@@ -124,13 +127,14 @@ def test_bashrc_block_is_marked_and_alone(host, user):
     assert bashrc.count("# BEGIN gpulab.rocm environment") == 1
     assert bashrc.count("# END gpulab.rocm environment") == 1
     block = bashrc.split("# BEGIN gpulab.rocm environment")[1].split("# END gpulab.rocm environment")[0]
-    assert "export ROCM_PATH=/opt/rocm" in block
+    assert "export ROCM_PATH=" + PREFIX in block
     # The user's own content is still there.
     assert "HISTCONTROL" in bashrc or "shopt" in bashrc
 
 
 def test_linker_finds_rocm_libraries(host):
-    assert host.file("/etc/ld.so.conf.d/rocm.conf").content_string.splitlines()[1:] == ["/opt/rocm/lib", "/opt/rocm/lib64"]
+    # AMD's Core packages register no library folder (TheRock#6718): the role's linker file does.
+    assert host.file("/etc/ld.so.conf.d/rocm.conf").content_string.splitlines()[1:] == [PREFIX + "/lib"]
     assert "libamdhip64.so" in host.check_output("ldconfig -p")
 
 
