@@ -35,18 +35,21 @@ def check_mi250x_node(host):
     assert exported["PYTORCH_ROCM_ARCH"] == "gfx90a"
     assert not any(key.startswith("HSA_OVERRIDE") for key in exported)
     assert "CUDA_VISIBLE_DEVICES" not in exported and "coexistence" not in text
-    assert host.package("miopen-hip-gfx90akdb").is_installed
-    # Driver wanted (image build for bare metal): ROCm 7.2.3's driver under its own number (30.30.3, the release
-    # table), the graphics source beside ROCm's, a reboot marked, not done.
+    # The Core SDK's runtime of exactly this node's target (its PCI bus shows MI250X GCDs), not every target's.
+    assert host.package("amdrocm10.1-gfx90a").is_installed and host.package("amdrocm-dnn10.1-gfx90a").is_installed
+    assert not host.package("amdrocm10.1").is_installed and not host.package("amdrocm10.1-gfx942").is_installed
+    # Driver wanted (image build for bare metal): the Core release's 31.50 driver, in the legacy layout signed by the
+    # legacy key, beside the Core source signed by the Core key; a reboot marked, not done.
     url = os.environ["GPULAB_MIRROR_URL"]
     options = "deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
     driver = [ln for ln in host.file("/etc/apt/sources.list.d/amdgpu.list").content_string.splitlines()
               if ln.startswith("deb ")]
-    assert driver == [f"{options} {url}/amdgpu/30.30.3/ubuntu jammy main"]
-    assert f"{options} {url}/graphics/7.2.3/ubuntu jammy main" in host.file(
-        "/etc/apt/sources.list.d/rocm.list").content_string
+    assert driver == [f"{options} {url}/amdgpu/31.50/ubuntu jammy main"]
+    assert "Signed-By: /etc/apt/keyrings/amdrocm.gpg" in host.file(
+        "/etc/apt/sources.list.d/amdrocm-stable.sources").content_string
+    assert not host.file("/etc/apt/sources.list.d/rocm.list").exists
     dkms = host.package("amdgpu-dkms")
-    assert dkms.is_installed and ".30300300-" in dkms.version
+    assert dkms.is_installed and ".31500000-" in dkms.version
     assert host.file("/run/reboot-required").exists
 
 
