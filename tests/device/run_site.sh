@@ -9,7 +9,8 @@
 # Everything lands under $OUT; summary.txt says what each step found (PASS/FAIL lines), and the script exits 1 when
 # any step failed.
 # Needs the ansible-core wheels (.whl/validate, docs/validation.md) and the built mirror (.cache/mirror/www) carried.
-# The release is the first argument (default 6.2.4, the inventory's): `bash tests/device/run_site.sh 7.2.3`.
+# The release is the first argument (default 6.2.4, the inventory's): `bash tests/device/run_site.sh 10.1.0` (the
+# Core SDK default) or `bash tests/device/run_site.sh 7.2.3`.
 # shellcheck source=tests/device/ansible-env.sh
 . tests/device/ansible-env.sh
 GPU_USER=gpulabgpu
@@ -67,6 +68,10 @@ trap 'kill "$mirror_pid" 2>/dev/null' EXIT
 for _ in $(seq 50); do [ -s /tmp/mirror.port ] && break; sleep 0.1; done
 export GPULAB_MIRROR_URL=http://127.0.0.1:$(cat /tmp/mirror.port)
 GPULAB_MIRROR_FINGERPRINT=$(cat .cache/mirror/www/fingerprint); export GPULAB_MIRROR_FINGERPRINT
+# The ROCm Core SDK stream of the same mirror, with its own key (tests/harness/mirror/README.md).
+export GPULAB_MIRROR_CORE_URL=$GPULAB_MIRROR_URL/rocm/core/packages
+export GPULAB_MIRROR_CORE_KEY_URL=$GPULAB_MIRROR_URL/rocm/gpg/packages.gpg
+GPULAB_MIRROR_CORE_FINGERPRINT=$(cat .cache/mirror/www/core-fingerprint); export GPULAB_MIRROR_CORE_FINGERPRINT
 { date -u +%FT%TZ; uname -r; grep -E '^(PRETTY_NAME|VERSION_ID)=' /etc/os-release; python3 --version
   ansible-playbook --version | head -1; ls /var/lib/apt/lists; dpkg -s python3-apt 2>&1 | head -2
   nvidia-smi -L; } > "$OUT/env.txt" 2>&1
@@ -92,7 +97,12 @@ diff <(python3 -m json.tool "$OUT/fleet-report-1.json") <(python3 -m json.tool "
   > "$OUT/fleet-report-diff.txt"
 check "site.yml second run changed=0" grep -qE '^lent-gpu +: .*changed=0 .*failed=0' "$OUT/site-2.log"
 check "python3-apt still absent" bash -c '! dpkg -s python3-apt >/dev/null 2>&1'
-check "the ROCm packages are installed" bash -c "dpkg-query -W -f '\${db:Status-Abbrev} \${Package}\n' rocm-core rocminfo | grep -c '^ii ' | grep -qx 2"
+# A legacy release's rocm-core and rocminfo, or a Core SDK release's amdrocm<X.Y> (every target: no AMD GPU here).
+series=$(echo "$RELEASE" | cut -d. -f1,2)
+if [[ $series =~ ^(7\.(1[4-9]|[2-9][0-9])|[89]\.[0-9]+|[1-9][0-9]+\.[0-9]+)$ ]]; then packages="amdrocm$series"
+else packages="rocm-core rocminfo"; fi
+check "the ROCm packages are installed ($packages)" bash -c "for p in $packages; do
+  dpkg-query -W -f '\${db:Status-Abbrev}' \$p 2>/dev/null | grep -q '^ii' || exit 1; done"
 check "fleet report written" test -s "$OUT/fleet-report/fleet-report.json"
 cp -r /etc/profile.d/rocm.sh "$OUT/profile.d-rocm.sh" 2>/dev/null
 
