@@ -180,28 +180,17 @@ def test_core_10_0_to_10_1_is_an_ordinary_upgrade(host):
     assert not host.file("/opt/rocm/core-10.0").exists
 
 
-def test_a_core_release_the_table_lacks_installs_from_its_repository_s_index(host):
-    # 10.2.0 is in the fixture mirror only (recipes.py): the plan names amdrocm10.2 from the Core scheme and apt's
-    # signed index of the stream (through the pinned key) has it. No driver in a container, so no window is needed.
-    converge_twice("playbooks/upgrade.yml", {"rocm_version": "10.2.0"})
-    assert_core_release(host, "10.2", "10.2.0")
-
-
-def test_back_from_the_core_sdk_to_6_2_4(host):
-    # The way back: the Core packages, their source and key go first; the legacy stream comes back whole.
-    converge_twice("playbooks/upgrade.yml", {"rocm_version": "6.2.4"})
-    assert_single_release(host, "6.2.4")
-    assert core_packages(host) == {}
-    assert not host.file(CORE_SOURCES).exists and not host.file(CORE_KEYRING).exists
-    assert not host.file("/opt/rocm/core").exists
-
-
 # The default is the lower release, so /opt/rocm must be set (rocm-core alone would pick the highest).
 SIDE_BY_SIDE = {"rocm_version": "6.2", "rocm_versions": ["6.2.4", "6.2"]}
 
 
-def test_side_by_side_releases_with_a_default(host):
+def test_side_by_side_releases_with_a_default_and_the_way_back_from_the_core_sdk(host):
+    """From Core SDK 10.1 back to the legacy stream, two releases side by side: the Core packages, their source and
+    key go first; the legacy stream comes back whole."""
     converge_twice("site.yml", SIDE_BY_SIDE)
+    assert core_packages(host) == {}
+    assert not host.file(CORE_SOURCES).exists and not host.file(CORE_KEYRING).exists
+    assert not host.file("/opt/rocm/core").exists
     packages = rocm_packages(host)
     for version in ("6.2.4", "6.2.0"):
         for name in ("rocm-hip-sdk", "rocblas", "miopen-hip", "rocm-core", "rocminfo", "miopen-hip-gfx90akdb"):
@@ -231,6 +220,15 @@ def test_dropping_a_release_removes_it(host):
     assert len(source_lines(host)) == 1 and "/rocm/apt/6.2 jammy" in source_lines(host)[0]
 
 
+def test_a_core_release_the_table_lacks_installs_from_its_repository_s_index(host):
+    # 10.2.0 is in the fixture mirror only (recipes.py): the plan names amdrocm10.2 from the Core scheme and apt's
+    # signed index of the stream (through the pinned key) has it. No driver in a container, so no window is needed.
+    # One run: a second changing nothing is shown for 10.0 and 10.1; the uninstall below starts from here.
+    run = runs.playbook("playbooks/upgrade.yml", NODE, {"rocm_version": "10.2.0"})
+    assert run.rc == 0 and run.changed(NODE) > 0, run
+    assert_core_release(host, "10.2", "10.2.0")
+
+
 def test_uninstall_removes_everything_we_added_and_keeps_the_rest(host, fresh):
     # The admin's and the user's own lines, which must survive.
     host.check_output("sh -c 'echo \"# lab policy: keep\" >> /etc/adduser.conf'")
@@ -244,13 +242,15 @@ def test_uninstall_removes_everything_we_added_and_keeps_the_rest(host, fresh):
     # Our paths (programs, node code, data, state, CDI specs, systemd units) as on the never-converged host.
     assert our_paths(host) == our_paths(fresh)
     assert rocm_packages(host) == {}
-    for path in ("/etc/apt/sources.list.d/rocm.list", "/etc/apt/sources.list.d/amdgpu.list",
-                 "/etc/apt/preferences.d/rocm-pin-600", "/etc/apt/keyrings/rocm.gpg", "/etc/profile.d/rocm.sh",
-                 "/etc/ld.so.conf.d/rocm.conf", "/opt/rocm"):
+    assert core_packages(host) == {}  # from the Core SDK release of the test before
+    for path in ("/etc/apt/sources.list.d/rocm.list", "/etc/apt/sources.list.d/amdgpu.list", CORE_SOURCES,
+                 "/etc/apt/preferences.d/rocm-pin-600", "/etc/apt/keyrings/rocm.gpg", CORE_KEYRING,
+                 "/etc/profile.d/rocm.sh", "/etc/ld.so.conf.d/rocm.conf", "/opt/rocm"):
         assert not host.file(path).exists, path
     # dpkg removes /opt with the last package in it when no package of the image owns it (debootstrap minbase).
     assert host.run("ls -A /opt").stdout == ""
-    assert "no alternatives for rocm" in host.run("update-alternatives --query rocm").stderr
+    for name in ("rocm", "amdrocm-core"):  # the legacy one, and the fixture's Core one (recipes.py)
+        assert "no alternatives for " + name in host.run("update-alternatives --query " + name).stderr
     # What is left is the image's own file plus the admin's line, and the user's .bashrc plus the user's line
     # (the never-converged host has the same image and the same users).
     assert host.file("/etc/adduser.conf").content_string == (
