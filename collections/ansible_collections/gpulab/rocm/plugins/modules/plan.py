@@ -346,7 +346,7 @@ purge_orphans:
   type: raw
 pytorch_packages:
   description:
-  - 'Phase validate: What pip installs into the venv: O(rocm_validate_pytorch_packages), for a ROCm Core SDK release
+  - 'Phase validate: What pip installs into the venv: C(rocm_validate_pytorch_packages), for a ROCm Core SDK release
     with the host''s GPU targets as device extras of torch and torchvision and the release''s rocm package pinned.'
   returned: for the phase validate
   type: raw

@@ -30,7 +30,7 @@ PHASE = {
         'index_url': "The release's wheel index: PyTorch's (V(https://download.pytorch.org/whl/rocmX.Y), or "
                      'V(rocmX.Y.Z) for a point release it publishes on its own) for a legacy release, AMD\'s own for '
                      'a ROCm Core SDK release; null where rocm_validate_rocm_version is no release.',
-        'pytorch_packages': 'What pip installs into the venv: O(rocm_validate_pytorch_packages), for a ROCm Core SDK '
+        'pytorch_packages': 'What pip installs into the venv: C(rocm_validate_pytorch_packages), for a ROCm Core SDK '
                             "release with the host's GPU targets as device extras of torch and torchvision and the "
                             "release's rocm package pinned.",
     },
