@@ -93,11 +93,15 @@ def test_check_mode_on_the_converged_host_changes_nothing(host):
     same = runs.playbook("site.yml", NODE, check=True)
     assert same.rc == 0, same
     assert same.changed(NODE) == 0, same
-    # A new release in check mode: the diff shows the new sources, and still nothing changes.
-    other = runs.playbook("site.yml", NODE, {"rocm_version": "6.2.4"}, check=True)
+    # A move to the ROCm Core SDK in check mode: the plan shows the removal and the install before anything
+    # changes (AMD's deb822 source replaces rocm.list; the legacy packages go first, then the Core ones, which apt
+    # cannot resolve before the repository is written), and still nothing changes.
+    other = runs.playbook("site.yml", NODE, {"rocm_version": "10.0.0"}, check=True)
     assert other.rc == 0, other
     assert re.search(r"^-deb .*/rocm/apt/5\.7\.1 jammy main$", other.output, re.M), other
-    assert re.search(r"^\+deb .*/rocm/apt/6\.2\.4 jammy main$", other.output, re.M), other
+    assert re.search(r"^\+URIs: .*/rocm/core/packages/debian12/$", other.output, re.M), other
+    text = " ".join(other.output.split())
+    assert re.search(r"remove before the install [^']*rocm-hip-sdk", text) and "would install amdrocm10.0" in text, other
     assert runs.differences(before, runs.snapshot(host)) == []
     assert_single_release(host, "5.7.1")
 
@@ -160,15 +164,9 @@ def assert_core_release(host, series, release):
 
 
 def test_legacy_to_the_core_sdk_removes_the_legacy_stream_first(host):
-    """7.2.3 with 6.2.4 beside it -> ROCm Core SDK 10.0: the plan shows the removal and the install before anything
-    changes; the run removes both legacy releases, their sources and key, then installs 10.0 from AMD's deb822
-    source with its own key."""
-    shown = runs.playbook("playbooks/upgrade.yml", NODE, {"rocm_version": "10.0.0"}, check=True)
-    assert shown.rc == 0, shown
-    text = " ".join(shown.output.split())
-    # The legacy packages go first; the Core ones, which apt cannot resolve before the repository is written, are
-    # named as what would be installed.
-    assert re.search(r"remove before the install [^']*rocm-hip-sdk", text) and "would install amdrocm10.0" in text, shown
+    """7.2.3 with 6.2.4 beside it -> ROCm Core SDK 10.0 (its check mode: test_check_mode_on_the_converged_host): the
+    run removes both legacy releases, their sources and key, then installs 10.0 from AMD's deb822 source with its
+    own key."""
     converge_twice("playbooks/upgrade.yml", {"rocm_version": "10.0.0"})
     assert_core_release(host, "10.0", "10.0.0")
     assert host.check_output("ls /opt").split() == ["rocm"]  # /opt/rocm-7.2.3 and /opt/rocm-6.2.4 went
