@@ -174,6 +174,18 @@ def test_tiny_cpu_run_end_to_end_and_idempotent(tmp_path, torch_python):
     assert recap(out)["changed"] == 0
 
 
+def index_url_run(tmp_path, rocm_version):
+    """index_url.yml (the role's index default, rendered) for a release; its output."""
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "localhost,",
+                           str(Path(__file__).with_name("index_url.yml")), "-e", "rocm_version=%s" % rocm_version,
+                           "-e", "ansible_python_interpreter=%s" % sys.executable],
+                          cwd=str(REPO), env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
 @pytest.mark.parametrize("rocm_version, index", [
     ("6.2.4", "rocm6.2.4"),  # the point release with its own index (rocm-reference.md 8.1)
     ("6.2", "rocm6.2"),
@@ -184,13 +196,7 @@ def test_tiny_cpu_run_end_to_end_and_idempotent(tmp_path, torch_python):
     ("7.1", "rocm7.1"),
 ])
 def test_wheel_index_follows_the_rocm_version(tmp_path, rocm_version, index):
-    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOCALHOST_WARNING="false",
-               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
-    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "localhost,",
-                           str(Path(__file__).with_name("index_url.yml")), "-e", "rocm_version=%s" % rocm_version,
-                           "-e", "ansible_python_interpreter=%s" % sys.executable],
-                          cwd=str(REPO), env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = index_url_run(tmp_path, rocm_version)
     # the host part is the role default's; what varies is the index folder
     assert re.findall(r"INDEX=https://\S+/whl/(rocm[0-9.]+)\"?$", proc.stdout, re.M) == [index]
 
@@ -200,13 +206,7 @@ def test_wheel_index_follows_the_rocm_version(tmp_path, rocm_version, index):
     ("7.14.1", "https://repo.amd.com/rocm/whl-multi-arch/"),
 ])
 def test_a_core_release_takes_amds_wheel_index(tmp_path, rocm_version, index):
-    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOCALHOST_WARNING="false",
-               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
-    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "localhost,",
-                           str(Path(__file__).with_name("index_url.yml")), "-e", "rocm_version=%s" % rocm_version,
-                           "-e", "ansible_python_interpreter=%s" % sys.executable],
-                          cwd=str(REPO), env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = index_url_run(tmp_path, rocm_version)
     assert re.findall(r"INDEX=(\S+?)\"?$", proc.stdout, re.M) == [index]
 
 

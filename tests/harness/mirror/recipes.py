@@ -106,20 +106,11 @@ RELEASES += [
         "graphics": True,
         "amdgpu": {"folder": "30.30.3", "code": "30300300", "kernel": "6.14.14", "build": 2254139},
     },
-    # 7.2.4 (2026-05-29), driver 30.30.4: the last legacy release (rocm-reference.md 13). Components and build 43 as
-    # 7.2.3's, driver build number: PLAUSIBLE, NOT VERIFIED.
-    {
-        "version": "7.2.4", "folder": "7.2.4", "build": 43, "codenames": ["jammy", "noble"],
-        "components": {
-            "hip-runtime-amd": "7.2.26015", "hipcc": "1.1.1", "rocminfo": "1.0.0", "rocm-smi-lib": "7.8.0",
-            "amd-smi-lib": "26.2.1", "hsa-rocr": "1.18.0", "rocblas": "5.2.0", "miopen-hip": "3.5.1",
-        },
-        "sonames": {"libamdhip64": 7, "librocblas": 5, "librocm_smi64": 7},
-        "kdb_scheme": "miopen-hip",
-        "graphics": True,
-        "amdgpu": {"folder": "30.30.4", "code": "30300400", "kernel": "6.14.14", "build": 2269523},
-    },
 ]
+# 7.2.4 (2026-05-29), driver 30.30.4: the last legacy release (rocm-reference.md 13). Components and build 43 as
+# 7.2.3's; the driver's kernel base and build number: PLAUSIBLE, NOT VERIFIED.
+RELEASES.append(dict(RELEASES[-1], version="7.2.4", folder="7.2.4",
+                     amdgpu={"folder": "30.30.4", "code": "30300400", "kernel": "6.14.14", "build": 2269523}))
 
 # MIOpen kernel-db packages: (gfx, CUs) per naming scheme (rocm-reference.md §4.4).
 #   miopenkernels  (<= 5.4):  miopenkernels-<gfx>-<CUs>kdb, file <gfx>_<CUs>.kdb

@@ -296,20 +296,27 @@ def fixture(name):
         return handle.read()
 
 
-@pytest.fixture
-def host(tmp_path, monkeypatch, key):
-    """A host's apt sources in a folder (the lab's own list for AMD's repository), the trusted keyring in place,
-    and every write of the module recorded instead of made."""
+def recorded_host(tmp_path, monkeypatch):
+    """(etc, writes): a host's apt folder with no sources of its own, and every write of the module recorded
+    instead of made."""
     etc = tmp_path / "etc-apt"
     (etc / "sources.list.d").mkdir(parents=True)
     (etc / "sources.list").write_text("")
-    (etc / "sources.list.d" / "lab-rocm.list").write_text(LAB_LIST)
     monkeypatch.setattr(apt_source, "HOST_SOURCES_LIST", str(etc / "sources.list"))
     monkeypatch.setattr(apt_source, "HOST_SOURCES_D", str(etc / "sources.list.d") + "/")
     writes = []
     monkeypatch.setattr(apt_source, "write", lambda path, content, mode=0o644: writes.append(("write", path)))
     monkeypatch.setattr(apt_source, "remove", lambda path: writes.append(("remove", path)))
     monkeypatch.setattr(apt_source.Journal, "save", lambda self, previous: writes.append(("journal", self.path)))
+    return etc, writes
+
+
+@pytest.fixture
+def host(tmp_path, monkeypatch, key):
+    """A host's apt sources in a folder (the lab's own list for AMD's repository), the trusted keyring in place,
+    and every write of the module recorded instead of made."""
+    etc, writes = recorded_host(tmp_path, monkeypatch)
+    (etc / "sources.list.d" / "lab-rocm.list").write_text(LAB_LIST)
     _path, fpr, binary = key
     keyring = tmp_path / "rocm.gpg"
     keyring.write_bytes(binary)
@@ -444,40 +451,10 @@ CORE_SOURCES = "/etc/apt/sources.list.d/amdrocm-stable.sources"
 AMDGPU = "/etc/apt/sources.list.d/amdgpu.list"
 
 
-@pytest.fixture(scope="module")
-def two_keys(tmp_path_factory):
-    """{name: (armored key file, fingerprint, binary key)} for a 'core' and a 'legacy' signing key."""
-    if GPG is None:
-        pytest.skip("needs gpg")
-    home = tmp_path_factory.mktemp("gnupg-two")
-    os.chmod(home, 0o700)
-    base = [GPG, "--homedir", str(home), "--batch", "--passphrase", ""]
-    keys = {}
-    for name in ("core", "legacy"):
-        subprocess.run(base + ["--quick-gen-key", "%s <%s@example.invalid>" % (name, name), "rsa2048", "sign",
-                               "never"], check=True, capture_output=True)
-        listing = subprocess.run(base + ["--with-colons", "--fingerprint", name], check=True, capture_output=True,
-                                 text=True).stdout
-        fpr = [ln.split(":")[9] for ln in listing.splitlines() if ln.startswith("fpr:")][0]
-        armored = home / ("%s.asc" % name)
-        exported = subprocess.run(base + ["--armor", "--export", fpr], check=True, capture_output=True).stdout
-        armored.write_bytes(exported)
-        keys[name] = (armored, fpr, subprocess.run(base + ["--export", fpr], check=True, capture_output=True).stdout)
-    return keys
-
-
 @pytest.fixture
 def empty_host(tmp_path, monkeypatch):
     """A host with no other sources, and every write of the module recorded instead of made."""
-    etc = tmp_path / "etc-apt"
-    (etc / "sources.list.d").mkdir(parents=True)
-    (etc / "sources.list").write_text("")
-    monkeypatch.setattr(apt_source, "HOST_SOURCES_LIST", str(etc / "sources.list"))
-    monkeypatch.setattr(apt_source, "HOST_SOURCES_D", str(etc / "sources.list.d") + "/")
-    writes = []
-    monkeypatch.setattr(apt_source, "write", lambda path, content, mode=0o644: writes.append(("write", path)))
-    monkeypatch.setattr(apt_source, "remove", lambda path: writes.append(("remove", path)))
-    monkeypatch.setattr(apt_source.Journal, "save", lambda self, previous: writes.append(("journal", self.path)))
+    _etc, writes = recorded_host(tmp_path, monkeypatch)
     monkeypatch.setattr(apt_source.Journal, "clear", lambda self: None)
     return writes
 
