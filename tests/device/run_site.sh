@@ -141,9 +141,9 @@ else
   say "the second run's fleet report differs from the first's (fleet-report-1.json, fleet-report-diff.txt)"
 fi
 [ -s "$OUT/snapshot-diff.txt" ] || rm -f "$OUT/snapshot-after.txt" "$OUT/snapshot-diff.txt"
-# Logs name the checkout's path, the loopback port, home folders, the image's PyTorch venv and the Ubuntu archive
+# Logs name the checkout's path, the wheels' folder (ansible-env.sh), the loopback port, home folders, the image's PyTorch venv and the Ubuntu archive
 # the host cannot reach: placeholders for each (tests/release/test_committed_logs.py holds the committed copies to it).
-sed -i -E "s#$PWD#<checkout>#g; s#$OUT#<out>#g; s#127.0.0.1:$(cat /tmp/mirror.port)#127.0.0.1:PORT#g;
+sed -i -E "s#$PWD#<checkout>#g; s#$OUT#<out>#g; s#/tmp/site/#<wheels>/#g; s#127.0.0.1:$(cat /tmp/mirror.port)#127.0.0.1:PORT#g;
   s#/root/#~root/#g; s#/home/([a-z_][a-z0-9_-]*)#~\1#g; s#/opt/torch#<torch>#g; s#archive\.ubuntu\.com#UBUNTU-ARCHIVE#g" \
   "$OUT"/*.log "$OUT"/*.txt 2>/dev/null
 cat "$OUT/summary.txt"

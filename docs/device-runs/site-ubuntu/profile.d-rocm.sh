@@ -1,9 +1,9 @@
 # Managed by gpulab.rocm (role rocm_env). Local changes are overwritten.
 # ROCm environment for login shells.
-export ROCM_PATH=/opt/rocm
+export ROCM_PATH=/opt/rocm/core-10.1
 export HIP_PLATFORM=amd
 # NVIDIA GPUs present, ROCm/CUDA coexistence policy: both
 case ":${PATH}:" in
-  *:/opt/rocm/bin:*) ;;
-  *) export PATH="${PATH:+${PATH}:}/opt/rocm/bin" ;;
+  *:/opt/rocm/core-10.1/bin:*) ;;
+  *) export PATH="${PATH:+${PATH}:}/opt/rocm/core-10.1/bin" ;;
 esac
