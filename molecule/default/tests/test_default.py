@@ -130,6 +130,9 @@ def test_bashrc_block_is_marked_and_alone(host, user):
     assert "export ROCM_PATH=" + PREFIX in block
     # The user's own content is still there.
     assert "HISTCONTROL" in bashrc or "shopt" in bashrc
+    # Written as the user, and the run left nothing else in the home folder: no ~/.ansible (docs/security.md).
+    assert host.file(f"/home/{user}/.bashrc").user == user
+    assert not host.file(f"/home/{user}/.ansible").exists
 
 
 def test_linker_finds_rocm_libraries(host):
