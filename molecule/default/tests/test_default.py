@@ -16,7 +16,7 @@ GPU = {
     "molecule-rocm-bookworm": "AMD Instinct MI250X",
     "molecule-rocm-trixie": "AMD Radeon RX 6900 XT",
 }
-# The converged hosts (the batch hosts of test_upgrade_batches.py are left fresh).
+# The converged hosts (the batch hosts of test_upgrade_then_uninstall.py are left fresh).
 testinfra_hosts = sorted(GPU)
 USERS = ["alice", "bob"]
 # The containers see no AMD GPU on their PCI bus (their GPUs are the fixture tools' captures), so they get the
