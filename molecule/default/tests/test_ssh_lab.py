@@ -1,4 +1,4 @@
-"""The SSH lab (prepare.yml, molecule/shared/group_vars/ssh_lab.yml): the runs log in over SSH as `ops`, an account
+"""The SSH lab (molecule/shared/ssh_lab.yml and its group_vars): the runs log in over SSH as `ops`, an account
 that is not root, and become root with sudo (no password on bookworm, the vaulted one on trixie); a wrong sudo
 password stops the run before it changes anything. The checks read the hosts through docker exec as root."""
 
