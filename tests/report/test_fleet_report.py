@@ -190,7 +190,7 @@ def test_fleet_lists_unreachable_hosts_and_counts(tmp_path):
     assert fleet["hosts"][0]["reachable"] is False and fleet["hosts"][0]["problems"] == [report.UNREACHABLE]
     assert fleet["hosts"][2]["reachable"] is False
     assert fleet["summary"] == {"hosts": 3, "unreachable": 2, "hosts_with_problems": 2, "gpus": 1, "amd_gpus": 1,
-                                "degraded_links": 0, "models": {"AMD Instinct MI250X": 1}}
+                                "degraded_links": 0, "hosts_with_drift": 0, "models": {"AMD Instinct MI250X": 1}}
     assert report.report_stats(fleet)["b-node"] == {
         "gpu_count": 1, "gfx_targets": ["gfx90a"], "rocm_version": "6.2.4", "problems": []}
     assert report.report_stats(fleet)["a-node"] == {
@@ -341,7 +341,7 @@ def test_a_forged_record_is_its_hosts_problem_and_the_others_render(tmp_path):
     assert bad["problems"][0].startswith("the host record is invalid at gpus[0].link.width: a whole number was "
                                          "expected, not str 'sixteen'")
     assert fleet["summary"] == {"hosts": 3, "unreachable": 0, "hosts_with_problems": 1, "gpus": 2, "amd_gpus": 2,
-                                "degraded_links": 0, "models": {"AMD Instinct MI250X": 2}}
+                                "degraded_links": 0, "hosts_with_drift": 0, "models": {"AMD Instinct MI250X": 2}}
     page = _page(fleet)
     assert page.count('data-host="a-node"') == 1 and page.count('data-host="c-node"') == 1
     assert page.count('data-host="b-node"') == 1 and "invalid at gpus[0].link.width" in page

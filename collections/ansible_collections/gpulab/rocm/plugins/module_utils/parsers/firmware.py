@@ -233,10 +233,47 @@ def read_debugfs(bdf, debugfs_root=DEBUGFS_ROOT):
         return None
 
 
+def add_to_pci(gpu_pci, sysfs_root='/sys'):
+    """gpu_pci_facts' AMD devices with their firmware: 'vbios_version' (sysfs vbios_version), 'firmware' (sysfs
+    fw_version/, read_sysfs) and 'firmware_debugfs' (read_debugfs under <sysfs_root>/kernel/debug: root only; None
+    where it cannot be read). Returns gpu_pci."""
+    devices_dir = os.path.join(sysfs_root, 'bus', 'pci', 'devices')
+    for device in (gpu_pci or {}).get('devices') or []:
+        if device.get('vendor') != 'AMD' or not device.get('bdf'):
+            continue
+        device_dir = os.path.join(devices_dir, device['bdf'])
+        text = gpu_sysfs.read_attr(os.path.join(device_dir, 'vbios_version'))
+        device['vbios_version'] = text.splitlines()[0].strip()[:MAX_TEXT] if text else None
+        device['firmware'] = read_sysfs(device_dir)
+        device['firmware_debugfs'] = read_debugfs(device['bdf'], os.path.join(sysfs_root, 'kernel', 'debug'))
+    return gpu_pci
+
+
 def record(index=None, pci_bdf=None, source=None, firmware=None, vbios=None, ifwi=None, boot_firmware=None):
     """One GPU's firmware in the normalized shape."""
     return {'index': index, 'pci_bdf': pci_bdf, 'vbios': vbios or None, 'ifwi': ifwi or None,
             'boot_firmware': boot_firmware or None, 'firmware': dict(firmware or {}), 'source': source}
+
+
+def merged(amd_smi_gpu=None, rocm_smi_gpu=None, pci_device=None, index=None, pci_bdf=None):
+    """One GPU's record from what each source says of it (an amd_smi_facts GPU, a rocm_smi_facts GPU, a
+    gpu_pci_facts device, any may be None): the microcode list from the first source that has one, in the order
+    amd-smi, debugfs, rocm-smi, sysfs; the VBIOS part number likewise (sysfs' vbios_version last); the IFWI version
+    and the boot firmware from amd-smi only."""
+    amd, rocm, pci = amd_smi_gpu or {}, rocm_smi_gpu or {}, pci_device or {}
+    debugfs = pci.get('firmware_debugfs') or {}
+    lists = {'amd-smi': amd.get('firmware'), 'debugfs': debugfs.get('firmware'), 'rocm-smi': rocm.get('firmware'),
+             'sysfs': pci.get('firmware')}
+    parts = {'amd-smi': amd.get('vbios'), 'debugfs': debugfs.get('vbios'), 'rocm-smi': rocm.get('vbios'),
+             'sysfs': pci.get('vbios_version')}
+    source = next((name for name in SOURCES if lists.get(name)), None)
+    vbios = next((parts[name] for name in SOURCES if parts.get(name)), None)
+    if index is None:
+        index = amd.get('index', rocm.get('index'))
+    if pci_bdf is None:
+        pci_bdf = _bus(amd) or _bus(rocm) or _bus(pci)
+    return record(index, pci_bdf, source, lists[source] if source else {}, vbios, amd.get('vbios_version'),
+                  amd.get('boot_firmware'))
 
 
 def _bus(gpu):
@@ -244,51 +281,27 @@ def _bus(gpu):
 
 
 def inventory(amd_smi=None, rocm_smi=None, gpu_pci=None):
-    """One record per GPU, joined by PCI address, from the three facts (amd_smi_facts, rocm_smi_facts,
-    gpu_pci_facts; any may be None): the microcode list from the first source that has it, in the order amd-smi,
-    debugfs, rocm-smi, sysfs ('firmware_debugfs' and 'firmware' of gpu_pci_facts' devices); the VBIOS part number
-    from amd-smi, else debugfs, rocm-smi, sysfs' vbios_version; IFWI and boot firmware from amd-smi only."""
-    by_bus, order = {}, []
+    """merged() of every GPU of the three facts (amd_smi_facts, rocm_smi_facts, gpu_pci_facts; any may be None),
+    joined by PCI address (a GPU a tool lists without one is joined by its index among that tool's GPUs only when
+    no other source lists GPUs)."""
+    slots, order = {}, []
 
-    def slot(bus, index=None):
-        key = bus or ('gpu%s' % index)
-        if key not in by_bus:
-            by_bus[key] = {'index': index, 'pci_bdf': bus, 'candidates': {}, 'vbios': {}, 'ifwi': None,
-                           'boot_firmware': None}
+    def slot(bus, index):
+        key = bus or 'index %s' % index
+        if key not in slots:
+            slots[key] = {'bus': bus, 'index': index}
             order.append(key)
-        entry = by_bus[key]
-        if entry['index'] is None:
-            entry['index'] = index
-        return entry
+        return slots[key]
 
     for gpu in (amd_smi or {}).get('gpus') or []:
-        entry = slot(_bus(gpu), gpu.get('index'))
-        entry['candidates']['amd-smi'] = gpu.get('firmware') or {}
-        entry['vbios']['amd-smi'] = gpu.get('vbios')
-        entry['ifwi'] = gpu.get('vbios_version')
-        entry['boot_firmware'] = gpu.get('boot_firmware')
+        slot(_bus(gpu), gpu.get('index'))['amd'] = gpu
     for device in (gpu_pci or {}).get('devices') or []:
-        if device.get('vendor') != 'AMD':
-            continue
-        entry = slot(_bus(device))
-        debugfs = device.get('firmware_debugfs') or {}
-        entry['candidates']['debugfs'] = debugfs.get('firmware') or {}
-        entry['vbios']['debugfs'] = debugfs.get('vbios')
-        entry['candidates']['sysfs'] = device.get('firmware') or {}
-        entry['vbios']['sysfs'] = device.get('vbios_version')
+        if device.get('vendor') == 'AMD':
+            slot(_bus(device), None)['pci'] = device
     for gpu in (rocm_smi or {}).get('gpus') or []:
         bus = _bus(gpu)
-        if bus is None and (amd_smi or gpu_pci):
+        if bus is None and order:
             continue  # rocm-smi's table prints no address: nothing to join it with
-        entry = slot(bus, gpu.get('index') if bus is None else None)
-        entry['candidates']['rocm-smi'] = gpu.get('firmware') or {}
-        entry['vbios']['rocm-smi'] = gpu.get('vbios')
-    records = []
-    for key in order:
-        entry = by_bus[key]
-        source = next((name for name in SOURCES if entry['candidates'].get(name)), None)
-        vbios = next((entry['vbios'][name] for name in SOURCES if entry['vbios'].get(name)), None)
-        records.append(record(entry['index'], entry['pci_bdf'], source,
-                              entry['candidates'].get(source) if source else {}, vbios, entry['ifwi'],
-                              entry['boot_firmware']))
-    return records
+        slot(bus, gpu.get('index'))['rocm'] = gpu
+    return [merged(slots[key].get('amd'), slots[key].get('rocm'), slots[key].get('pci'), slots[key]['index'],
+                   slots[key]['bus']) for key in order]
