@@ -85,6 +85,8 @@ METRICS = {
                                         'the KFD does not list): 1 for pass or warn, 0 for fail or error.'),
     'gpulab_kernel_log_events_total': ('counter', "Kernel log events the health check counted per code since its "
                                                   "state file was made, with the code's severity (fatal, warn)."),
+    'gpulab_kernel_log_events_last_run': ('gauge', "Kernel log events the health check's last run counted per code "
+                                                   "(its log since the run before), with the code's severity."),
     'gpulab_kernel_log_source_info': ('gauge', 'Where the health check read the kernel log (journal, kmsg, file, '
                                                'none).'),
     'gpulab_kernel_log_truncated': ('gauge', "1 when the health check's last read of the kernel log was cut at its "
@@ -383,8 +385,8 @@ def _health(out, snapshot):
 
 def _kernel_log(out, kernel_log):
     """The health result's kernel_log: its source, whether the read was cut, and per event code its total since
-    the check's state file was made. Every code the result names (in totals or severity) is a series, 0 where
-    nothing was counted yet, so the first event is an increase. A result without the key (node code older than the
+    the check's state file was made and its last run's count. Every code the result names (in totals, run or
+    severity) is a series of both, 0 where nothing was counted. A result without the key (node code older than the
     kernel log check) or with values out of form gives no series for them."""
     if not isinstance(kernel_log, dict):
         return
@@ -393,15 +395,16 @@ def _kernel_log(out, kernel_log):
         out.add('gpulab_kernel_log_source_info', (('source', source),), 1)
     if isinstance(kernel_log.get('truncated'), bool):
         out.add('gpulab_kernel_log_truncated', (), kernel_log['truncated'])
-    totals = kernel_log.get('totals') if isinstance(kernel_log.get('totals'), dict) else {}
-    severity = kernel_log.get('severity') if isinstance(kernel_log.get('severity'), dict) else {}
-    codes = sorted(code for code in set(totals) | set(severity) if isinstance(code, str) and _EVENT_CODE.match(code))
+    totals, run, severity = [kernel_log.get(key) if isinstance(kernel_log.get(key), dict) else {}
+                             for key in ('totals', 'run', 'severity')]
+    codes = sorted(code for code in set(totals) | set(run) | set(severity)
+                   if isinstance(code, str) and _EVENT_CODE.match(code))
     for code in codes[:MAX_EVENT_CODES]:
-        count = totals.get(code, 0)
-        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < 2 ** 63:
-            continue
         level = severity.get(code) if severity.get(code) in KERNEL_LOG_SEVERITIES else 'unknown'
-        out.add('gpulab_kernel_log_events_total', (('code', code), ('severity', level)), count)
+        for name, counts in (('gpulab_kernel_log_events_total', totals), ('gpulab_kernel_log_events_last_run', run)):
+            count = counts.get(code, 0)
+            if not isinstance(count, bool) and isinstance(count, int) and 0 <= count < 2 ** 63:
+                out.add(name, (('code', code), ('severity', level)), count)
 
 
 def _entry_bdf(check):
