@@ -92,8 +92,8 @@ CASES = {
         temperature_c=None, use_percent=None, vram_used_bytes=161 * MB, vram_total_bytes=512 * MB)]),
     # `amd-smi monitor -putm`: power with no cap column, GPU_TEMP (hotspot), MEM_TEMP, the GFX and memory clocks.
     'monitor-putm-8x-mi300x-rocm6.2-blog-table.txt': ('monitor', 'monitor', [
-        dict(index=0, power_w=182.0, power_cap_w=None, temperature_c=42.0, temperatures_c={'hotspot': 42.0, 'mem': 41.0},
-             use_percent=83.0, sclk_mhz=1613.0, mclk_mhz=1230.0)]
+        dict(index=0, power_w=182.0, power_cap_w=None, temperature_c=42.0,
+             temperatures_c={'hotspot': 42.0, 'mem': 41.0}, use_percent=83.0, sclk_mhz=1613.0, mclk_mhz=1230.0)]
         + [dict(index=number) for number in range(1, 7)]
         + [dict(index=7, power_w=118.0, temperature_c=40.0, sclk_mhz=120.0)]),
     # `amd-smi firmware` (text; FW_VERSION as amd-smi 24 prints it: decimal, hex pairs, PM in decimal bytes).
