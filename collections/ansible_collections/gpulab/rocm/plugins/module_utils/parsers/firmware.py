@@ -131,8 +131,8 @@ def from_amd_smi(fw_list):
 
 def parse_debugfs(text):
     """{'firmware': {id: version}, 'vbios': str or None} from amdgpu_firmware_info (every kernel's line form: TA
-    blocks with a hex feature version, SMC with "program: N" and "(x.y.z)" from 5.19 on). Kernels before 5.14
-    printed a TA block's version in its feature field and 0 as its firmware version: that version is taken.
+    blocks with a hex feature version, SMC with "program: N" and "(x.y.z)" on newer ones). Older kernels printed a TA
+    block's version in its feature field and 0 as its firmware version (fixture popos21.10): that version is taken.
     ParseError for text with no such line."""
     if not isinstance(text, str):
         raise ParseError('amdgpu_firmware_info must be text, got %s' % type(text).__name__)
