@@ -40,7 +40,7 @@ options:
   firmware:
     description:
       - Also run C(amd-smi firmware) (alias C(ucode)) for each GPU's microcode versions (C(gpus[].firmware)).
-      - Its text form is read (the form of every real capture); the C(FW_VERSION) forms of amd-smi 24 to 27 are
+      - Its text form is read (the form of every real capture); the C(FW_VERSION) forms amd-smi has printed are
         normalized (docs/hardware.md).
     type: bool
     default: true

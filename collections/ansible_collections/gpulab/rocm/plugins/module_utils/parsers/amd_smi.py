@@ -59,7 +59,7 @@ _PARTITION_MODE = re.compile(r'^(N/A|[A-Za-z0-9_]+)/(N/A|[A-Za-z0-9_]+)$')  # 'S
 # The default view's Power-Usage cell: '142/750 W', 'N/A/750 W', an APU's '14 W' (no cap; amd-smi 26.1 on Strix
 # Halo) or 'N/A/0 W' (a cap of 0 is none), or 'N/A' alone.
 _TABLE_POWER = re.compile(r'(N/A|\d+(?:\.\d+)?)(?:/(N/A|\d+(?:\.\d+)?))? W\s*$')
-_FW_KEY = re.compile(r'^FW[ _]\d{1,3}$')  # amd-smi firmware's 'FW 0:' (26: 'FW_0:')
+_FW_KEY = re.compile(r'^FW[ _]\d{1,3}$')  # amd-smi firmware's 'FW 0:' (some builds: 'FW_0:')
 _MONITOR_HEAD = re.compile(r'^\s*GPU\s{2,}(?:XCP\s{2,})?POWER\b')
 # `amd-smi monitor` columns (6.x names, then 7.x/10.x names) -> where the value goes in amd-smi's JSON shape.
 _MONITOR_PATHS = {

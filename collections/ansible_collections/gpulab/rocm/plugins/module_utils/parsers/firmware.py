@@ -5,7 +5,7 @@
 inventory"). Standard library only: the metrics writer on the nodes imports it.
 
 Sources, in the order they are trusted (inventory() picks the first that lists a GPU's microcode):
-  amd-smi   `amd-smi firmware` (alias `ucode`): "GPU: N / FW_LIST: / FW n: (FW_n: from amd-smi 26) / FW_ID / FW_VERSION"
+  amd-smi   `amd-smi firmware` (alias `ucode`): "GPU: N / FW_LIST: / FW n: (or FW_n:) / FW_ID / FW_VERSION"
             (amd_smi.py reads the text, from_amd_smi() its list); `amd-smi static --ifwi` gives the IFWI block
   debugfs   /sys/kernel/debug/dri/<minor or PCI address>/amdgpu_firmware_info (root, debugfs mounted): one
             "<NAME> feature version: F, firmware version: 0xV" line per block, then "VBIOS version: ..."
@@ -51,7 +51,8 @@ _ALIASES = {
 }
 # Blocks whose dotted versions are decimal bytes (amd-smi's PM 85.110.0 and 00.104.74.00; rocm-smi prints every
 # dotted version that way: SMC 00.85.91.00, TA RAS 32.00.00.12). amd-smi's other dotted versions are its hex
-# digits in pairs (VCN 06.11.30.0C; before amd-smi 26 without the leading zero: 61.13.00.C).
+# digits in pairs (VCN 06.11.30.0C from amd-smi 24.7.1; the ROCm 6.2-era one of the blog capture without the leading
+# zero: 61.13.00.C).
 _DECIMAL_BYTES = ('smc',)
 _ID = re.compile(r'^[a-z0-9_]{1,48}$')
 _HEX = re.compile(r'^0x[0-9a-fA-F]{1,16}$')

@@ -96,7 +96,7 @@ CASES = {
              temperatures_c={'hotspot': 42.0, 'mem': 41.0}, use_percent=83.0, sclk_mhz=1613.0, mclk_mhz=1230.0)]
         + [dict(index=number) for number in range(1, 7)]
         + [dict(index=7, power_w=118.0, temperature_c=40.0, sclk_mhz=120.0)]),
-    # `amd-smi firmware` (text; FW_VERSION as amd-smi 24 prints it: decimal, hex pairs, PM in decimal bytes).
+    # `amd-smi firmware` (text; FW_VERSION as amd-smi 24.7.1 prints it: decimal, hex pairs, PM in decimal bytes).
     'firmware-text-4x-mi300a-amdsmi24.7.1-rocm6.3.3.txt': ('text', 'firmware', [dict(index=number, firmware={
         'mec': '0x000000a6', 'mec2': '0x000000a6', 'rlc': '0x00000041', 'sdma0': '0x00000016',
         'sdma1': '0x00000016', 'vcn': '0x0611300c', 'sos': '0x00360150', 'ta_ras': '0x1b36020f',
