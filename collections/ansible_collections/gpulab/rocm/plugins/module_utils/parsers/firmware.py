@@ -202,8 +202,8 @@ def _read_bounded(path, limit):
 
 
 def debugfs_dir(bdf, debugfs_root=DEBUGFS_ROOT):
-    """The GPU's folder under <debugfs>/dri: dri/<PCI address> (kernels 6.x name it so), else the dri/<minor>
-    whose 'name' says dev=<address>; None where debugfs is not mounted or not readable."""
+    """The GPU's folder under <debugfs>/dri: dri/<PCI address> (newer kernels have it: 6.17 in issue 6155), else the
+    dri/<minor> whose 'name' says dev=<address>; None where debugfs is not mounted or not readable."""
     dri = os.path.join(debugfs_root, 'dri')
     try:
         names = sorted(os.listdir(dri))
