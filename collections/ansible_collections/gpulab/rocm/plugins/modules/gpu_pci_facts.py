@@ -217,7 +217,7 @@ ansible_facts:
               type: dict
             firmware_debugfs:
               description:
-                - The GPU's C(amdgpu_firmware_info) in debugfs (every block the driver knows, the newer ones too:
+                - The GPU's C(amdgpu_firmware_info) in debugfs (every block the driver knows, the newer ones too -
                   C(mes), C(mes_kiq), C(imu), C(vpe), C(dmcub), ...), C({firmware, vbios}) in the same shape; null where
                   it cannot be read (not root, debugfs not mounted). AMD GPUs only.
               type: dict
