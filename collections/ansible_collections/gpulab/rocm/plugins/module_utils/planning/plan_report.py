@@ -34,7 +34,7 @@ def probe_needs(node, wanted, stack, fresh=()):
     return None
 
 
-_CLASS = re.compile(r'^[A-Za-z0-9_.-]{0,64}$')
+_CLASS = re.compile(r'^[A-Za-z0-9_.-]{0,64}\Z')
 
 
 def plan(node, wanted, stack, host=None, previous=None):
