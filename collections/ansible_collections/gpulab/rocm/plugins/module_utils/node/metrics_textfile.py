@@ -39,7 +39,7 @@ _BDF = re.compile(r'\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b')
 # count since the check's state file was made and its severity. Older node code writes no such key.
 KERNEL_LOG_SOURCES = ('journal', 'kmsg', 'file', 'none')
 KERNEL_LOG_SEVERITIES = ('fatal', 'warn')
-_EVENT_CODE = re.compile(r'^[A-Z][A-Z0-9_]{0,63}$')
+_EVENT_CODE = re.compile(r'^[A-Z][A-Z0-9_]{0,63}\Z')
 MAX_EVENT_CODES = 256
 
 # name: (type, help). Every family render() can write; docs/metrics.md and the dashboard test read this table.

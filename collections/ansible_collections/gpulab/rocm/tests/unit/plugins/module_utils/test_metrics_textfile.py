@@ -313,7 +313,7 @@ def test_kernel_log_counts_from_the_health_result(roots):
 @pytest.mark.parametrize('kernel_log', [
     None,  # node code older than the kernel log check: no key at all
     'journal', {'source': 'syslog', 'truncated': 'no', 'totals': [], 'severity': 'fatal'},
-    {'source': 'kmsg', 'totals': {'klog_lower': 1, 'KLOG_X': -1, 'KLOG_Y': True, 'KLOG_Z': 2 ** 70, 7: 1},
+    {'source': 'kmsg', 'totals': {'klog_lower': 1, 'KLOG_X': -1, 'KLOG_Y': True, 'KLOG_Z': 2 ** 70, 'KLOG_N\n': 1},
      'severity': {'KLOG_X': 'fatal'}},
 ])
 def test_a_result_without_kernel_log_counts_or_with_bad_ones_gives_no_such_series(roots, kernel_log):
