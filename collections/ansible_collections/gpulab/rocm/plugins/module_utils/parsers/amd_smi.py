@@ -61,7 +61,8 @@ _PARTITION_MODE = re.compile(r'^(N/A|[A-Za-z0-9_]+)/(N/A|[A-Za-z0-9_]+)$')  # 'S
 _TABLE_POWER = re.compile(r'(N/A|\d+(?:\.\d+)?)(?:/(N/A|\d+(?:\.\d+)?))? W\s*$')
 _FW_KEY = re.compile(r'^FW[ _]\d{1,3}$')  # amd-smi firmware's 'FW 0:' (some builds: 'FW_0:')
 _MONITOR_HEAD = re.compile(r'^\s*GPU\s{2,}(?:XCP\s{2,})?POWER\b')
-# `amd-smi monitor` columns (6.x names, then 7.x/10.x names) -> where the value goes in amd-smi's JSON shape.
+# `amd-smi monitor` columns (the ROCm 6.2-era names, then the newer short ones) -> where the value goes in amd-smi's
+# JSON shape.
 _MONITOR_PATHS = {
     'POWER': ('power', 'socket_power'), 'PWR_CAP': ('limit', 'socket_power'),
     'GPU_TEMP': ('temperature', 'hotspot'), 'GPU_T': ('temperature', 'hotspot'),
@@ -326,8 +327,9 @@ def _read_table(lines):
 
 
 def _read_monitor(lines):
-    """`amd-smi monitor`: a header of column names, then one row per GPU (per XCP from amd-smi 26: the GPU's first
-    XCP, 0, is kept), cells apart by two or more spaces ('182 W', '42 °C', '0.0/376.7 GB')."""
+    """`amd-smi monitor`: a header of column names, then one row per GPU (newer amd-smi prints one per XCP, with an
+    XCP column: the GPU's first, XCP 0, is kept), cells apart by two or more spaces ('182 W', '42 °C', '2.9/ 15.9 GB';
+    GTT_USAGE, an APU's column in its place, is not VRAM and is not read)."""
     lines = [line for line in lines if line.strip()]
     columns = re.split(r'\s{2,}', lines[0].strip())
     entries = []

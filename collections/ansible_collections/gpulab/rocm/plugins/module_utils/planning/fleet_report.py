@@ -336,8 +336,9 @@ def _int(value, what):
 
 def unreachable_host(name):
     return {
-        'name': name, 'reachable': False, 'node_class': '', 'os': None, 'kernel': None, 'in_container': None, 'rocm_version': None,
-        'rocm_build': None, 'driver_version': None, 'gpu_count': 0, 'gfx_targets': [], 'degraded_links': 0,
+        'name': name, 'reachable': False, 'node_class': '', 'os': None, 'kernel': None, 'in_container': None,
+        'rocm_version': None, 'rocm_build': None, 'driver_version': None, 'gpu_count': 0, 'gfx_targets': [],
+        'degraded_links': 0,
         'problems': [UNREACHABLE],
         'host_problems': [UNREACHABLE],
         'gpus': [],
