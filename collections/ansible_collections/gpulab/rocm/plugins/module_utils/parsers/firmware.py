@@ -201,30 +201,35 @@ def _read_bounded(path, limit):
     return data.decode('ascii', 'replace')
 
 
-def debugfs_dir(bdf, debugfs_root=DEBUGFS_ROOT):
-    """The GPU's folder under <debugfs>/dri: dri/<PCI address> (newer kernels have it: 6.17 in issue 6155), else the
-    dri/<minor> whose 'name' says dev=<address>; None where debugfs is not mounted or not readable."""
+def debugfs_dirs(debugfs_root=DEBUGFS_ROOT):
+    """{PCI address: the GPU's folder under <debugfs>/dri}: dri/<PCI address> (newer kernels have it: 6.17 in issue
+    6155), else the dri/<minor> whose 'name' says dev=<address>; {} where debugfs is not mounted or not readable.
+    Links are not followed."""
     dri = os.path.join(debugfs_root, 'dri')
     try:
-        names = sorted(os.listdir(dri))
+        names = sorted(os.listdir(dri))[:4096]
     except OSError:
-        return None
-    if bdf in names and os.path.isdir(os.path.join(dri, bdf)) and not os.path.islink(os.path.join(dri, bdf)):
-        return os.path.join(dri, bdf)
+        return {}
+    found = {}
     for name in names:
-        if not name.isdigit() or os.path.islink(os.path.join(dri, name)):
+        path = os.path.join(dri, name)
+        if os.path.islink(path) or not os.path.isdir(path):
             continue
-        text = _read_bounded(os.path.join(dri, name, 'name'), 4096) or ''
-        match = _DRI_NAME.search(text)
-        if match and normalize_bdf(match.group(1)) == bdf:
-            return os.path.join(dri, name)
-    return None
+        bdf = normalize_bdf(name)
+        if bdf:
+            found[bdf] = path
+        elif name.isdigit():
+            match = _DRI_NAME.search(_read_bounded(os.path.join(path, 'name'), 4096) or '')
+            bdf = normalize_bdf(match.group(1)) if match else None
+            if bdf:
+                found.setdefault(bdf, path)
+    return found
 
 
-def read_debugfs(bdf, debugfs_root=DEBUGFS_ROOT):
+def read_debugfs(bdf, debugfs_root=DEBUGFS_ROOT, dirs=None):
     """parse_debugfs() of the GPU's amdgpu_firmware_info; None where there is none to read (not root, debugfs not
-    mounted, no such GPU) or it is not that file's text."""
-    folder = debugfs_dir(bdf, debugfs_root)
+    mounted, no such GPU) or it is not that file's text. dirs: debugfs_dirs() of the root, where the caller has it."""
+    folder = (debugfs_dirs(debugfs_root) if dirs is None else dirs).get(bdf)
     text = _read_bounded(os.path.join(folder, 'amdgpu_firmware_info'), MAX_DEBUGFS_BYTES) if folder else None
     if text is None:
         return None
@@ -239,14 +244,18 @@ def add_to_pci(gpu_pci, sysfs_root='/sys'):
     fw_version/, read_sysfs) and 'firmware_debugfs' (read_debugfs under <sysfs_root>/kernel/debug: root only; None
     where it cannot be read). Returns gpu_pci."""
     devices_dir = os.path.join(sysfs_root, 'bus', 'pci', 'devices')
+    debugfs_root = os.path.join(sysfs_root, 'kernel', 'debug')
+    dirs = None
     for device in (gpu_pci or {}).get('devices') or []:
         if device.get('vendor') != 'AMD' or not device.get('bdf'):
             continue
+        if dirs is None:
+            dirs = debugfs_dirs(debugfs_root)
         device_dir = os.path.join(devices_dir, device['bdf'])
         text = gpu_sysfs.read_attr(os.path.join(device_dir, 'vbios_version'))
         device['vbios_version'] = text.splitlines()[0].strip()[:MAX_TEXT] if text else None
         device['firmware'] = read_sysfs(device_dir)
-        device['firmware_debugfs'] = read_debugfs(device['bdf'], os.path.join(sysfs_root, 'kernel', 'debug'))
+        device['firmware_debugfs'] = read_debugfs(device['bdf'], debugfs_root, dirs)
     return gpu_pci
 
 

@@ -27,7 +27,7 @@ _HWMON_DIR = re.compile(r'^hwmon\d+$')
 
 
 # What amdgpu answers, at read(), for an attribute the GPU has but does not support: pcie_bw gives ENODATA where
-# the ASIC has no PCIe usage counters (APUs, and GPUs whose SMU does not count), xgmi_error EINVAL on a GPU without
+# the ASIC has no PCIe usage counters (APUs, and ASICs without them), xgmi_error EINVAL on a GPU without
 # XGMI; EOPNOTSUPP/ENOTSUP and ENODEV likewise mean "not on this GPU". Such a file is "unsupported": no value, never
 # an error or a failing check.
 UNSUPPORTED_ERRNOS = frozenset(code for code in (
