@@ -4,7 +4,7 @@
 """A GPU's firmware versions from each place that prints them, in one shape (docs/hardware.md, "Firmware
 inventory"). Standard library only: the metrics writer on the nodes imports it.
 
-Sources, in the order they are trusted (inventory() picks the first that lists a GPU's microcode):
+Sources, in the order they are trusted (merged() takes the first that lists a GPU's microcode):
   amd-smi   `amd-smi firmware` (alias `ucode`): "GPU: N / FW_LIST: / FW n: (or FW_n:) / FW_ID / FW_VERSION"
             (amd_smi.py reads the text, from_amd_smi() its list); `amd-smi static --ifwi` gives the IFWI block
   debugfs   /sys/kernel/debug/dri/<minor or PCI address>/amdgpu_firmware_info (root, debugfs mounted): one
