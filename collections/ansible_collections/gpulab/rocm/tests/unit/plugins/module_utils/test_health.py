@@ -59,7 +59,7 @@ def build_node(tmp_path, link=('16.0 GT/s PCIe', 16, '16.0 GT/s PCIe', 16), rend
             os.mknod(os.path.join(dev, 'dri', 'renderD128'), 0o660 | stat.S_IFCHR, os.makedev(226, 128))
     group = health_run.stat_node(os.path.join(dev, 'kfd'))['group']
     data = {'sysfs_root': sysfs, 'dev_root': dev, 'kfd_group': group or 'root', 'render_group': group or 'root',
-            'gpu_count': 1}
+            'gpu_count': 1, 'kernel_log_source': 'none'}  # (the kernel log's own tests: test_kernel_log.py)
     path = str(tmp_path / 'health.json')
     with open(path, 'w') as handle:
         json.dump(data, handle)
@@ -96,18 +96,20 @@ def test_a_healthy_node(tmp_path):
     result = run_node(tmp_path, build_node(tmp_path))
     assert result['verdict'] == 'healthy', result['checks']
     assert [item['check'] for item in result['checks']] == [
-        'gpu_count', 'amdgpu_loaded', 'amdgpu_bound', 'kfd_node', 'render_node', 'rocminfo', 'pcie_link',
-        'aer_errors', 'ecc_uncorrectable', 'bad_pages_pending', 'bad_pages_pending', 'xgmi_errors']
+        'gpu_count', 'amdgpu_loaded', 'amdgpu_bound', 'amdgpu_module', 'kfd_node', 'render_node', 'rocminfo',
+        'pcie_link', 'aer_errors', 'pcie_replay', 'ecc_uncorrectable', 'bad_pages_pending', 'bad_pages_pending',
+        'xgmi_errors', 'kernel_log']
     # (the bad-pages capture shows two GPUs of its 8-GPU host, the metric capture one GPU: an entry per GPU shown)
     assert set(statuses(result['checks'])) == {'pass'}
     # last.json per the interface with the metrics textfile
     with open(str(tmp_path / 'state' / 'last.json')) as handle:
         written = json.load(handle)
     assert written == result
-    assert sorted(written) == ['checks', 'host', 'schema', 'time', 'verdict'] and written['schema'] == 1
+    assert sorted(written) == ['checks', 'host', 'kernel_log', 'schema', 'time', 'verdict'] and written['schema'] == 1
+    assert written['kernel_log']['source'] == 'none' and written['kernel_log']['run']['KLOG_PROBE_FAILED'] == 0
     info = os.stat(str(tmp_path / 'state' / 'last.json'))
     assert stat.S_IMODE(info.st_mode) == 0o644 and info.st_uid == 0
-    assert result['checks'][4]['gpu'] == 0 and result['checks'][0]['gpu'] is None
+    assert result['checks'][5]['gpu'] == 0 and result['checks'][0]['gpu'] is None
 
 
 @needs_root
