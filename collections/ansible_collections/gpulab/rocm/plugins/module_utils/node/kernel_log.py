@@ -479,8 +479,8 @@ def match(records, rules, where, now, boot_time):
                 'events': set()})
             if len(finding['lines']) < 1000:
                 finding['lines'].add(text)
-            if moment >= finding['time']:
-                finding['last'], finding['time'] = text, moment
+            if moment >= finding['time']:  # the newest line tells the finding
+                finding.update(last=text, time=moment, via=via, description=rule['description'])
             if len(finding['events']) < MAX_RESET_TIMES:
                 finding['events'].add((round(moment, 6), text))
     return findings
