@@ -246,12 +246,12 @@ def checks(want, inputs, previous_aer, previous_replay=None, kernel=None):
     return entries
 
 
-def lock_kernel_log(state_dir, wait=LOCK_WAIT, sleep=time.sleep):
+def lock_kernel_log(state_dir, wait=None, sleep=time.sleep):
     """An exclusive lock on the kernel log's state (kernel-log.lock in state_dir, root's folder), waited for at most
     wait seconds; the open file descriptor, or None when another run kept it."""
     fd = os.open(os.path.join(state_dir, kernel_log.LOCK_FILE),
                  os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, 'O_CLOEXEC', 0), 0o600)
-    deadline = time.time() + wait
+    deadline = time.time() + (LOCK_WAIT if wait is None else wait)
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
