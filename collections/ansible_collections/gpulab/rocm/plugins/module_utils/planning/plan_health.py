@@ -214,7 +214,8 @@ def plan_absent(node):
             result.change('remove %s' % path, 'rocm_health_state is absent')
     if (paths.get(STATE_DIR) or {}).get('exists'):
         result['remove']['trees'].append(STATE_DIR)
-        result.change('remove %s' % STATE_DIR, "the check's state (its last result, AER counters, resumes)")
+        result.change('remove %s' % STATE_DIR, "the check's state (its last result, AER and PCIe replay counters, the "
+                      "kernel log's position and held findings, resumes)")
     node_code.code_removal(node, 'health', LIB, result)
     result['remove']['prune'] = ['/etc/gpulab', '/var/lib/gpulab'] + result['remove']['prune']
     node_code.prune_changes(node, result, 'only the health check\'s files were in it')

@@ -397,7 +397,8 @@ def test_the_recorded_gpu_count_is_read_only_from_roots_regular_file(tmp_path):
 
 # --- the kernel log, end to end (its rules and readers: test_kernel_log.py) -----------------------------------------
 
-PROBE_LINE = '[    8.841500] amdgpu: probe of 0000:c3:00.0 failed with error -12\n'  # kernel-log/dmesg-grep-amdgpu-2x-mi210-...
+# A line of kernel-log/dmesg-grep-amdgpu-2x-mi210-... (asserted below)
+PROBE_LINE = '[    8.841500] amdgpu: probe of 0000:c3:00.0 failed with error -12\n'
 
 
 def with_data(path, **values):

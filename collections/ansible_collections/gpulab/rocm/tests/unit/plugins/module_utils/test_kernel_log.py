@@ -142,8 +142,10 @@ EXPECTED = {
         {'KLOG_RING_TIMEOUT', 'KLOG_GPU_RESET'},
     KL + 'syslog-rdna2-gfx10-popos21.10-ring-gfx-timeout-kiq-test-failed-mode1-reset-fragment.txt':
         {'KLOG_RING_TIMEOUT', 'KLOG_GPU_RESET'},
-    KL + 'journal-short-rx550-loongson-ring-gfx-timeout-baco-reset-fragment.txt': {'KLOG_RING_TIMEOUT', 'KLOG_GPU_RESET'},
-    KL + 'journal-short-ryzen5-apu-qcm-fence-timeout-gpu-reset-mode2-fragment.txt': {'KLOG_RING_TIMEOUT', 'KLOG_GPU_RESET'},
+    KL + 'journal-short-rx550-loongson-ring-gfx-timeout-baco-reset-fragment.txt':
+        {'KLOG_RING_TIMEOUT', 'KLOG_GPU_RESET'},
+    KL + 'journal-short-ryzen5-apu-qcm-fence-timeout-gpu-reset-mode2-fragment.txt':
+        {'KLOG_RING_TIMEOUT', 'KLOG_GPU_RESET'},
     KL + 'rsyslog-iso-gfx1103-7840u-gpu-reset-mode2-fragment.txt': {'KLOG_GPU_RESET'},
     KL + 'dmesg-rdna-0d-smu-not-done-with-previous-command-ring-gfx-timeout-fragment.txt':
         {'KLOG_SMU_FAILURE', 'KLOG_RING_TIMEOUT'},
@@ -181,7 +183,8 @@ def test_the_classes_each_capture_shows_and_no_other(name):
 def test_every_rule_with_a_capture_matches_one_and_the_others_are_named():
     """A rule whose source names captures matches a line of one; the rules from the kernel's format strings alone
     (no public capture found) are these, and they match no capture line (docs/health.md says so)."""
-    lines = [record['text'] for name in EXPECTED if name not in (KMSG_REAL, JOURNAL_REAL) for record in records_of(name)]
+    lines = [record['text'] for name in EXPECTED if name not in (KMSG_REAL, JOURNAL_REAL)
+             for record in records_of(name)]
     format_only = []
     for rule in kernel_log_rules.compiled():
         hits = [line for line in lines if rule['regex'].search(line)]
