@@ -21,7 +21,6 @@ __metaclass__ = type
 import errno
 import json
 import os
-import stat
 import sys
 import time
 
