@@ -379,6 +379,8 @@ def check_kernel_log(result):
         return [entry('kernel_log', 'pass', 'the kernel log was not read this run: %s' % (result.get('problem') or
                                                                                            'nothing to read'))]
     if source == 'none':
+        if result.get('problem') and result.get('explicit'):
+            return [entry('kernel_log', 'warn', 'kernel log not checked: %s' % result['problem'])]
         if result.get('problem'):
             return [entry('kernel_log', 'pass', 'kernel log not checked: %s' % result['problem'])]
         return [entry('kernel_log', 'pass', 'kernel log not checked (kernel_log_source: none)')]

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.node import health, kernel_log
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import health, kernel_log, kernel_log_rules
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import amd_smi, gpu_sysfs, gpu_tools, pci
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
     MAX_OUTPUT_BYTES, NEW_GROUP, ParseError, read_bounded, stop_message, tool_dirs,
@@ -284,8 +284,13 @@ def kernel_log_step(want, state_dir, inputs, io, now):
     try:
         boot_id = kernel_log.read_boot_id(io.get('boot_id_path') or kernel_log.BOOT_ID_PATH)
         boot_time = io['boot_time'] if io.get('boot_time') is not None else time.time() - time.monotonic()
-        result, state = kernel_log.collect(want, read_state(path), now, boot_id, boot_time, where, io,
-                                           read=wanted and lock is not None)
+        try:
+            result, state = kernel_log.collect(want, read_state(path), now, boot_id, boot_time, where, io,
+                                               read=wanted and lock is not None)
+        except (ValueError, TypeError, KeyError, AttributeError, re.error) as exc:
+            # A fault of the reader itself (a state or a log no test foresaw): the other checks still run; the entry
+            # warns with it, and the state is left as it was for the next run.
+            return kernel_log_failed(want, '%s: %s' % (type(exc).__name__, str(exc)[:200]))
         if lock is None:
             result['problem'] = 'another check holds the kernel log (%s): the held findings are reported' % (
                 os.path.join(state_dir, kernel_log.LOCK_FILE))
@@ -295,6 +300,17 @@ def kernel_log_step(want, state_dir, inputs, io, now):
         if lock is not None:
             os.close(lock)
     return result
+
+
+def kernel_log_failed(want, why):
+    """The kernel log's result where its reader failed: a warning entry that says why, nothing counted."""
+    got = kernel_log._result('none', problem='the kernel log reader failed (%s)' % why)
+    codes = kernel_log_rules.severities()
+    return dict(got, explicit=True, note=None, findings=[], held=[], stale=[], read=True,
+                summary=kernel_log.summary(got, {}, {}, codes),
+                want=dict((key, want[key]) for key in ('kernel_log_source', 'kernel_log_hold_hours',
+                                                       'kernel_log_reset_loop_count',
+                                                       'kernel_log_reset_loop_minutes')))
 
 
 def ack_kernel_log(state_dir, codes, now=None, out=None):

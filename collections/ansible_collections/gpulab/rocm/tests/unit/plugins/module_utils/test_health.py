@@ -568,3 +568,18 @@ def test_a_gpu_without_link_files_is_held_to_its_pp_dpm_pcie_level(tmp_path):
     nothing = health.check_links([dict(gpus[0], link=pci.link_facts(bare))], WANT)
     assert nothing[0]['reason'] == '0000:09:00.0 reports no link information (no link files and no pp_dpm_pcie): not ' \
                                    'checked'
+
+
+@needs_root
+def test_a_fault_of_the_kernel_log_reader_is_a_warning_not_a_crash(tmp_path, monkeypatch):
+    from ansible_collections.gpulab.rocm.plugins.module_utils.node import kernel_log
+
+    def broken(*args, **kwargs):
+        raise ValueError('no test foresaw this')
+    monkeypatch.setattr(kernel_log, 'collect', broken)
+    result = run_node(tmp_path, with_data(build_node(tmp_path), kernel_log_source='auto'))
+    entry = [item for item in result['checks'] if item['check'] == 'kernel_log']
+    assert [(item['code'], item['status']) for item in entry] == [('KERNEL_LOG', 'warn')]
+    assert entry[0]['reason'] == ('kernel log not checked: the kernel log reader failed (ValueError: no test foresaw '
+                                  'this)')
+    assert result['verdict'] == 'healthy' and result['kernel_log']['source'] == 'none'
