@@ -49,6 +49,8 @@ VEGA56_LINK = KL + 'dmesg-vega56-raspberry-pi-brcm-pcie-x1-bandwidth-limited-swi
 NON_GPU_LINK = KL + 'dmesg-non-gpu-devices-behind-chipset-pcie-bandwidth-limited-by-x4-link-fragment.txt'
 FURY_AER = KL + 'dmesg-fury-nano-rocm1.2-root-port-aer-uncorrected-fatal-malformed-tlp-device-recovery-failed.txt'
 NVIDIA_AER = KL + 'journal-short-nvidia-host-amd-root-port-aer-correctable-data-link-fragment.txt'
+POLARIS_AER = KL + 'dmesg-2x-polaris-x99-root-port-aer-correctable-data-link-timeout-fragment.txt'
+NO_GPU_AER = KL + 'journal-short-no-gpu-host-root-port-aer-uncorrectable-non-fatal-acs-violation-fragment.txt'
 MI100_GHES = KL + 'kernel-log-mi100-am4-rocm6.0.0-aer-apei-ghes-corrected-pcie-error-root-port-fragment.txt'
 KMSG_REAL = KL + 'kmsg-records-build-machine-vm-kernel6.18-pci-bus-enumeration-seq197-208.txt'
 JOURNAL_REAL = KL + 'journal-json-oneline-kernel-ext4-errors-systemd-2020-walle-testdata.txt'
@@ -155,6 +157,8 @@ EXPECTED = {
     NON_GPU_LINK: {'KLOG_PCIE_LINK_LIMITED'},  # (only because this test takes every address as a GPU: see below)
     FURY_AER: {'KLOG_PCIE_AER_UNCORRECTED'},
     NVIDIA_AER: {'KLOG_PCIE_AER_CORRECTED'},  # (likewise)
+    POLARIS_AER: {'KLOG_PCIE_AER_CORRECTED'},
+    NO_GPU_AER: {'KLOG_PCIE_AER_UNCORRECTED'},  # (likewise: the newer "Uncorrectable (Non-Fatal)" spelling)
     MI100_GHES: set(),
     KMSG_REAL: set(),
     JOURNAL_REAL: set(),
@@ -248,6 +252,16 @@ def test_aer_of_the_ports_above_a_gpu_counts_for_that_gpu_and_of_other_devices_n
     assert kernel_log.match(records_of(NVIDIA_AER), kernel_log_rules.compiled(), {'gpus': {'0000:43:00.0': 0},
                                                                                  'ports': {}}, NOW, None) == {}
     assert kernel_log.match(records_of(NON_GPU_LINK), kernel_log_rules.compiled(), where, NOW, None) == {}
+    # No GPU below the Minisforum's root port: its uncorrectable (non-fatal) error is not a GPU's.
+    assert kernel_log.match(records_of(NO_GPU_AER), kernel_log_rules.compiled(), {'gpus': {'0000:03:00.0': 0},
+                                                                                 'ports': {}}, NOW, None) == {}
+    # Two Polaris GPUs on an X99 host: the excerpt does not say which slot is which; placed below the root port
+    # 0000:00:03.0 (the first x16 root port of Haswell-E), the first GPU gets the three correctable errors.
+    where = kernel_log.topology([{'bdf': '0000:04:00.0', 'gpu': 0}, {'bdf': '0000:05:00.0', 'gpu': 1}],
+                                {'0000:04:00.0': ['0000:00:03.0'], '0000:05:00.0': ['0000:00:02.0']})
+    found = kernel_log.match(records_of(POLARIS_AER), kernel_log_rules.compiled(), where, NOW, None)
+    assert list(found) == [('KLOG_PCIE_AER_CORRECTED', '0000:04:00.0')]
+    assert len(found[('KLOG_PCIE_AER_CORRECTED', '0000:04:00.0')]['lines']) == 1  # one message, three times
     # The APEI/GHES record of the MI100 host is not read (docs/health.md): nothing.
     assert codes_in(MI100_GHES) == {}
 
