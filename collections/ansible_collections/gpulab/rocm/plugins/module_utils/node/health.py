@@ -16,6 +16,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+import time
+
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import kernel_log_rules
 
 SCHEMA = 1
 STATUSES = ('pass', 'warn', 'fail', 'error')
@@ -23,15 +26,20 @@ STATUSES = ('pass', 'warn', 'fail', 'error')
 CODES = {
     'gpu_count': 'GPU_COUNT',
     'amdgpu_loaded': 'AMDGPU_LOADED',
+    'amdgpu_module': 'AMDGPU_MODULE',
     'amdgpu_bound': 'AMDGPU_BOUND',
     'kfd_node': 'KFD_NODE',
     'render_node': 'RENDER_NODE',
     'rocminfo': 'ROCMINFO',
     'pcie_link': 'PCIE_LINK',
     'aer_errors': 'AER_ERRORS',
+    'pcie_replay': 'PCIE_REPLAY',
     'ecc_uncorrectable': 'ECC_UNCORRECTABLE',
     'bad_pages_pending': 'BAD_PAGES_PENDING',
     'xgmi_errors': 'XGMI_ERRORS',
+    # The kernel log's entry when it found nothing (or could not be read); a finding carries its rule's KLOG_* code
+    # (kernel_log_rules.py, docs/health.md's table).
+    'kernel_log': 'KERNEL_LOG',
     'health_data': 'HEALTH_DATA',
 }
 POLICIES = ('fail', 'warn')
@@ -55,7 +63,20 @@ DEFAULTS = {
     'resume_window_hours': 24,
     'sysfs_root': '/sys',
     'dev_root': '/dev',
+    # The kernel log (kernel_log.py): 'auto' (the journal, else /dev/kmsg), 'journal', 'kmsg', 'none' or an absolute
+    # path of a log file; the most bytes read a run; hours a fatal line keeps failing (0: until acknowledged); N
+    # resets in M minutes is a reset loop; the site's own rules (kernel_log_rules.validate_extra).
+    'kernel_log_source': 'auto',
+    'kernel_log_max_bytes': 4 << 20,
+    'kernel_log_hold_hours': 72,
+    'kernel_log_reset_loop_count': 3,
+    'kernel_log_reset_loop_minutes': 60,
+    'kernel_log_extra_rules': [],
 }
+KERNEL_LOG_SOURCES = ('auto', 'journal', 'kmsg', 'none')
+# Bounds of the kernel log's values (plan_health and the role's input constraints say the same).
+KERNEL_LOG_LIMITS = {'kernel_log_max_bytes': (64 << 10, 64 << 20), 'kernel_log_hold_hours': (0, 8760),
+                     'kernel_log_reset_loop_count': (2, 1000), 'kernel_log_reset_loop_minutes': (1, 10080)}
 _DEVICE_ID = re.compile(r'^0x[0-9a-f]{4}$')
 _GROUP = re.compile(r'^[a-z_][a-z0-9_-]{0,31}$')
 _NA = re.compile(r'^(n/?a|not supported|unsupported|not_supported)\.?$', re.I)
@@ -67,10 +88,11 @@ class DataError(ValueError):
     """The data file is not one the check can use: exit 2 with this message."""
 
 
-def entry(check, status, reason, gpu=None):
+def entry(check, status, reason, gpu=None, code=None):
+    """One result entry; code: a kernel-log finding's own KLOG_* code (every other check has one code)."""
     if status not in STATUSES:
         raise ValueError('status %r' % status)
-    return {'check': check, 'code': CODES[check], 'status': status, 'reason': ' '.join(str(reason).split()),
+    return {'check': check, 'code': code or CODES[check], 'status': status, 'reason': ' '.join(str(reason).split()),
             'gpu': gpu}
 
 
@@ -100,6 +122,7 @@ def expected(data):
     for key in ('sysfs_root', 'dev_root'):
         if not isinstance(values[key], str) or not values[key].startswith('/'):
             raise DataError('%s must be an absolute path, got %r' % (key, values[key]))
+    _expected_kernel_log(values)
     models = values['gpu_models']
     if not isinstance(models, dict):
         raise DataError('gpu_models must map PCI device ids (0x74a1) to link floors')
@@ -111,6 +134,22 @@ def expected(data):
         if any(isinstance(value, bool) or not isinstance(value, (int, float)) for value in floor.values()):
             raise DataError('gpu_models: %r: link_width and link_speed_gts must be numbers' % (device_id,))
     return values
+
+
+def _expected_kernel_log(values):
+    source = values['kernel_log_source']
+    if not isinstance(source, str) or not (source in KERNEL_LOG_SOURCES or (
+            source.startswith('/') and len(source) <= 4096 and '\n' not in source and '\x00' not in source)):
+        raise DataError('kernel_log_source must be auto, journal, kmsg, none or an absolute path of a log file, got %r'
+                        % (source,))
+    for key, (low, high) in sorted(KERNEL_LOG_LIMITS.items()):
+        value = values[key]
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise DataError('%s must be a whole number from %d to %d, got %r' % (key, low, high, value))
+    try:
+        kernel_log_rules.validate_extra(values['kernel_log_extra_rules'])
+    except ValueError as exc:
+        raise DataError(str(exc))
 
 
 def verdict(entries):
@@ -209,17 +248,25 @@ def check_rocminfo(run, kfd_gpus):
 
 def check_links(gpus, want):
     """gpus: [{'bdf', 'gpu', 'device_id', 'link': pci.link_facts}]; a link below its maximum or below the model's
-    floor (gpu_models) gives link_policy's status."""
+    floor (gpu_models) gives link_policy's status. Where the function has no link files (a VF, some VMs) amdgpu's
+    current PCIe DPM level (pp_dpm_pcie, the level marked '*') is the link: held to the model's floor where the data
+    gives one, never to a maximum (DPM lowers the link when the GPU idles); with neither there is nothing to check."""
     results = []
     for gpu in gpus:
         link = gpu['link'] or {}
         width, speed = link.get('effective_width'), link.get('effective_speed_gts')
-        if width is None and speed is None:
-            results.append(entry('pcie_link', 'pass', '%s reports no link (a VF or a VM without link files): not '
-                                                      'checked' % gpu['bdf'], gpu.get('gpu')))
-            continue
-        now = 'x%s at %s GT/s' % (width, speed)
         floor = want['gpu_models'].get(gpu.get('device_id') or '')
+        dpm = False
+        if width is None and speed is None:
+            width, speed = link.get('dpm_width'), link.get('dpm_speed_gts')
+            dpm = True
+            if width is None and speed is None:
+                results.append(entry('pcie_link', 'pass', '%s reports no link information (no link files and no '
+                                                          'pp_dpm_pcie): not checked' % gpu['bdf'], gpu.get('gpu')))
+                continue
+        now = 'x%s at %s GT/s' % (width, speed)
+        if dpm:
+            now += " (amdgpu's current PCIe DPM level, pp_dpm_pcie: the function has no link files)"
         if floor:
             low = [text for text, have, need in (
                 ('width x%s' % floor.get('link_width'), width, floor.get('link_width')),
@@ -227,6 +274,9 @@ def check_links(gpus, want):
                 if need is not None and (have is None or have < need)]
             problem = ('%s link %s is below the %s floor (%s)' % (gpu['bdf'], now, gpu['device_id'], ', '.join(low))
                        if low else None)
+        elif dpm:
+            problem = None
+            now += '; no floor for %s in gpu_models: not compared' % (gpu.get('device_id') or 'this model')
         else:
             problem = ('%s link %s is below its maximum (%s)' % (
                 gpu['bdf'], now, ', '.join(link.get('degraded_links') or [link.get('narrowest_bdf') or gpu['bdf']]))
@@ -234,6 +284,119 @@ def check_links(gpus, want):
         results.append(entry('pcie_link', want['link_policy'] if problem else 'pass',
                              problem or '%s link %s' % (gpu['bdf'], now), gpu.get('gpu')))
     return results
+
+
+def check_pcie_replay(gpus, previous):
+    """gpus: [{'bdf', 'gpu', 'replay': amdgpu's pcie_replay_count or None}]; previous: {bdf: count} of the last run.
+    A count that rose is a warning (the link retransmits: a marginal riser, slot or cable); the first run records; a
+    count lower than last time (a reboot, a driver reload) is a new baseline; no file: not supported."""
+    results = []
+    for gpu in gpus:
+        now = gpu.get('replay')
+        before = previous.get(gpu['bdf'])
+        if now is None:
+            results.append(entry('pcie_replay', 'pass', '%s: no pcie_replay_count (not amdgpu, or not supported): not '
+                                                        'checked' % gpu['bdf'], gpu.get('gpu')))
+        elif not isinstance(before, int) or isinstance(before, bool):
+            results.append(entry('pcie_replay', 'pass', '%s: PCIe replay count %d recorded; the next run compares'
+                                 % (gpu['bdf'], now), gpu.get('gpu')))
+        elif now > before:
+            results.append(entry('pcie_replay', 'warn', '%s: PCIe replays since the last run: +%d (%d now): the link '
+                                 'retransmits (check the slot, riser or cable)' % (gpu['bdf'], now - before, now),
+                                 gpu.get('gpu')))
+        else:
+            results.append(entry('pcie_replay', 'pass', '%s: no new PCIe replays (%d%s)' % (
+                gpu['bdf'], now, ', a new baseline' if now < before else ''), gpu.get('gpu')))
+    return results
+
+
+def check_amdgpu_module(loaded, module):
+    """loaded: /sys/module/amdgpu exists; module: {'release', 'path', 'status': 'listed'|'missing'|'absent'|'error',
+    'entry': the modules.dep line's module, 'message'} (health_run.amdgpu_module). A kernel whose modules.dep lists no
+    amdgpu.ko (the node booted a kernel the driver was not built for) fails with the fix."""
+    release = module.get('release') or 'this kernel'
+    if loaded:
+        return [entry('amdgpu_module', 'pass', 'amdgpu is loaded (kernel %s)' % release)]
+    status = module.get('status')
+    if status == 'listed':
+        return [entry('amdgpu_module', 'pass', 'kernel %s has an amdgpu module (%s); it is not loaded: see '
+                      'AMDGPU_LOADED' % (release, module.get('entry')))]
+    if status == 'missing':
+        return [entry('amdgpu_module', 'fail', 'kernel %s has no amdgpu module (%s lists no amdgpu.ko): install '
+                      'linux-headers-%s and amdgpu-dkms for it (role rocm_driver), or linux-modules-extra-%s for the '
+                      "kernel's own driver, or boot the previous kernel" % (release, module.get('path'), release,
+                                                                            release))]
+    return [entry('amdgpu_module', 'warn', 'amdgpu is not loaded and kernel %s\'s module list cannot be read (%s): '
+                  'cannot tell whether it has an amdgpu module' % (release, module.get('message')))]
+
+
+def _when(moment):
+    return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(moment)) if isinstance(moment, (int, float)) else '?'
+
+
+def _shown(text, limit=120):
+    text = ' '.join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + '...'
+
+
+def check_kernel_log(result):
+    """result: kernel_log.collect's. One entry per code and GPU found this run (a fatal one fails, a warning one
+    warns), one failing entry per fatal finding still held from an earlier run, else one KERNEL_LOG entry that says
+    what was read (or why nothing was: pass where no source exists and none was asked for, warn where the source the
+    data names cannot be read)."""
+    want = result['want']
+    hold_hours = want['kernel_log_hold_hours']
+    until = ('until acknowledged (gpulab-gpu-health --ack-kernel-log %s)' +
+             (' or %d h after its last line' % hold_hours if hold_hours else ''))
+    results = []
+    for finding in result['findings']:
+        where = finding['bdf'] or 'a GPU (the line names none)'
+        via = ' (via %s above it)' % finding['via'] if finding.get('via') else ''
+        if finding['code'] == 'KLOG_RESET_LOOP':
+            what = '%s%s: %s (%d reset(s) within the window)' % (where, via, finding['description'],
+                                                                 finding.get('resets') or 0)
+        else:
+            what = '%s%s: %s: %d line(s) this run, last %s: %s' % (
+                where, via, finding['description'], finding['count'], _when(finding['time']), _shown(finding['last']))
+        if finding['severity'] == 'fatal' and finding.get('held'):
+            status, what = 'fail', what + '; held ' + until % finding['code']
+        elif finding['severity'] == 'fatal':
+            status, what = 'warn', what + '; older than kernel_log_hold_hours (%d h): not held' % hold_hours
+        else:
+            status = 'warn'
+        results.append(entry('kernel_log', status, what, finding['gpu'], finding['code']))
+    for hold in result['held']:
+        results.append(entry('kernel_log', 'fail', '%s: %s, last seen %s: %s; held %s' % (
+            hold.get('bdf') or 'a GPU (the line names none)', hold.get('description'), _when(hold.get('last')),
+            _shown(hold.get('line') or ''), until % hold.get('code')), hold.get('gpu'), hold.get('code')))
+    if results:
+        if result.get('problem') and result.get('explicit'):
+            results.append(entry('kernel_log', 'warn', 'the kernel log (%s) could not be read: %s' % (
+                want['kernel_log_source'], result['problem'])))
+        return results
+    source = result['source']
+    if not result.get('read', True):
+        return [entry('kernel_log', 'pass', 'the kernel log was not read this run: %s' % (result.get('problem') or
+                                                                                           'nothing to read'))]
+    if source == 'none':
+        if result.get('problem') and result.get('explicit'):
+            return [entry('kernel_log', 'warn', 'kernel log not checked: %s' % result['problem'])]
+        if result.get('problem'):
+            return [entry('kernel_log', 'pass', 'kernel log not checked: %s' % result['problem'])]
+        return [entry('kernel_log', 'pass', 'kernel log not checked (kernel_log_source: none)')]
+    if result.get('problem'):
+        return [entry('kernel_log', 'warn', 'the kernel log (%s) could not be read: %s' % (
+            want['kernel_log_source'], result['problem']))]
+    notes = []
+    if result.get('truncated'):
+        notes.append('more is left for the next run (at most kernel_log_max_bytes a run)')
+    if result.get('lost'):
+        notes.append('some messages were lost before they were read (the kernel ring buffer wrapped)')
+    if result.get('note'):
+        notes.append(result['note'])
+    return [entry('kernel_log', 'pass', '%d line(s), %d bytes read from the %s: no finding%s' % (
+        result['lines'], result['bytes'], {'journal': 'journal', 'kmsg': 'kernel ring buffer (/dev/kmsg)'}.get(
+            source, 'file ' + want['kernel_log_source']), ('; ' + '; '.join(notes)) if notes else ''))]
 
 
 def check_aer(gpus, previous, want):

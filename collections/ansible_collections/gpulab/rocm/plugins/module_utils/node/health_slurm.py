@@ -60,7 +60,7 @@ def health_reason(result):
     codes = ','.join(sorted(set(item['code'] for item in failing), key=[item['code'] for item in failing].index))
     text = '%s %s: %s' % (HEALTH_MARK, codes, failing[0]['reason']) if failing else '%s %s' % (
         HEALTH_MARK, result['verdict'])
-    return text[:MAX_REASON]
+    return text[:MAX_REASON].rstrip()  # scontrol keeps no trailing space: decide() compares the two
 
 
 def decide(result, state, reason, resumes, now, limit, window_hours, refused=None):

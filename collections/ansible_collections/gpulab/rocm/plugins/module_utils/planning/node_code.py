@@ -20,7 +20,8 @@ LIB = '/usr/lib/gpulab/python'
 PACKAGE = 'ansible_collections/gpulab/rocm/plugins/module_utils'
 # Each module as its path under module_utils, without .py: the programs, then what they import.
 SHIPPED = (
-    'node/health', 'node/health_run', 'node/health_slurm', 'node/metrics_textfile',
+    'node/health', 'node/health_run', 'node/health_slurm', 'node/kernel_log', 'node/kernel_log_rules',
+    'node/metrics_textfile',
     'parsers/_facts_common', 'parsers/amd_smi', 'parsers/firmware', 'parsers/gfx', 'parsers/gpu_sysfs',
     'parsers/gpu_tools', 'parsers/pci', 'parsers/rocm_smi', 'parsers/rocminfo', 'parsers/slurm_conf',
     'host/root_files',

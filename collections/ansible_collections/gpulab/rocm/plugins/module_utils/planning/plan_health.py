@@ -58,13 +58,17 @@ PROLOG_ENTRY = node_code.entry_script('gpulab-slurm-prolog', "Slurm's Prolog (re
 # The role's variables that go into the data file as they are (health.DEFAULTS names the keys).
 _COPIED = ('link_policy', 'aer_correctable', 'max_uncorrectable_ecc', 'max_pending_bad_pages', 'rocminfo_timeout',
            'amd_smi_timeout', 'kfd_group', 'render_group', 'sysfs_root', 'dev_root', 'resume_limit',
-           'resume_window_hours')
+           'resume_window_hours', 'kernel_log_source', 'kernel_log_max_bytes', 'kernel_log_hold_hours',
+           'kernel_log_reset_loop_count', 'kernel_log_reset_loop_minutes', 'kernel_log_extra_rules')
 _CLASS_KEYS = ('gpu_count', 'link_policy', 'aer_correctable', 'max_uncorrectable_ecc', 'max_pending_bad_pages',
                'rocminfo_timeout', 'amd_smi_timeout', 'resume_limit', 'resume_window_hours')
 
 
 _NUMBERS = ('max_uncorrectable_ecc', 'max_pending_bad_pages', 'rocminfo_timeout', 'amd_smi_timeout', 'resume_limit',
-            'resume_window_hours')
+            'resume_window_hours', 'kernel_log_max_bytes', 'kernel_log_hold_hours', 'kernel_log_reset_loop_count',
+            'kernel_log_reset_loop_minutes')
+# The kernel log's variables with a default (a wanted state from an older caller may lack them).
+_OPTIONAL = dict((key, health.DEFAULTS[key]) for key in _COPIED if key.startswith('kernel_log_'))
 
 
 def _number(value, key):
@@ -123,7 +127,8 @@ def data(node, wanted, stack):
                         'Nothing was changed.' % (name, ', '.join(unknown), ', '.join(_CLASS_KEYS)))
     values = {'schema': health.SCHEMA, 'node_class': name, 'gpu_models': dict(wanted.get('gpu_models') or {})}
     for key in _COPIED:
-        values[key] = _number(wanted[key], key) if key in _NUMBERS else wanted[key]
+        value = wanted.get(key, _OPTIONAL.get(key)) if key in _OPTIONAL else wanted[key]
+        values[key] = _number(value, key) if key in _NUMBERS else value
     values.update((key, chosen[key]) for key in chosen if key != 'gpu_count')
     override, source = chosen.get('gpu_count'), 'the node class'
     if not (isinstance(override, int) and not isinstance(override, bool) and override >= 0):
@@ -135,8 +140,18 @@ def data(node, wanted, stack):
         checked = health.expected(values)
     except health.DataError as exc:
         raise PlanError('rocm_health: %s. Fix the rocm_health_* variable or the node class. Nothing was changed.'
-                        % exc)
+                        % _variable_named(str(exc)))
     return checked, rule
+
+
+def _variable_named(message):
+    """The data file's key at the start of a DataError's message as the role variable that sets it
+    ('kernel_log_source must be ...' -> 'rocm_health_kernel_log_source must be ...')."""
+    for key in sorted(health.DEFAULTS, key=len, reverse=True):
+        if message.startswith(key) and not message[len(key):len(key) + 1].isalnum() and \
+                message[len(key):len(key) + 1] != '_':
+            return 'rocm_health_' + message
+    return message
 
 
 def plan(node, wanted, stack, host=None, previous=None):
@@ -199,7 +214,8 @@ def plan_absent(node):
             result.change('remove %s' % path, 'rocm_health_state is absent')
     if (paths.get(STATE_DIR) or {}).get('exists'):
         result['remove']['trees'].append(STATE_DIR)
-        result.change('remove %s' % STATE_DIR, "the check's state (its last result, AER counters, resumes)")
+        result.change('remove %s' % STATE_DIR, "the check's state (its last result, AER and PCIe replay counters, the "
+                      "kernel log's position and held findings, resumes)")
     node_code.code_removal(node, 'health', LIB, result)
     result['remove']['prune'] = ['/etc/gpulab', '/var/lib/gpulab'] + result['remove']['prune']
     node_code.prune_changes(node, result, 'only the health check\'s files were in it')

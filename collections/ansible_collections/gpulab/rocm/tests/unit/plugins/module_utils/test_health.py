@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.node import health, health_run
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import health, health_run, kernel_log_rules
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import amd_smi, gpu_sysfs, pci
 from ansible_collections.gpulab.rocm.tests.unit import ttar
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture
@@ -59,7 +59,7 @@ def build_node(tmp_path, link=('16.0 GT/s PCIe', 16, '16.0 GT/s PCIe', 16), rend
             os.mknod(os.path.join(dev, 'dri', 'renderD128'), 0o660 | stat.S_IFCHR, os.makedev(226, 128))
     group = health_run.stat_node(os.path.join(dev, 'kfd'))['group']
     data = {'sysfs_root': sysfs, 'dev_root': dev, 'kfd_group': group or 'root', 'render_group': group or 'root',
-            'gpu_count': 1}
+            'gpu_count': 1, 'kernel_log_source': 'none'}  # (the kernel log's own tests: test_kernel_log.py)
     path = str(tmp_path / 'health.json')
     with open(path, 'w') as handle:
         json.dump(data, handle)
@@ -96,18 +96,20 @@ def test_a_healthy_node(tmp_path):
     result = run_node(tmp_path, build_node(tmp_path))
     assert result['verdict'] == 'healthy', result['checks']
     assert [item['check'] for item in result['checks']] == [
-        'gpu_count', 'amdgpu_loaded', 'amdgpu_bound', 'kfd_node', 'render_node', 'rocminfo', 'pcie_link',
-        'aer_errors', 'ecc_uncorrectable', 'bad_pages_pending', 'bad_pages_pending', 'xgmi_errors']
+        'gpu_count', 'amdgpu_loaded', 'amdgpu_bound', 'amdgpu_module', 'kfd_node', 'render_node', 'rocminfo',
+        'pcie_link', 'aer_errors', 'pcie_replay', 'ecc_uncorrectable', 'bad_pages_pending', 'bad_pages_pending',
+        'xgmi_errors', 'kernel_log']
     # (the bad-pages capture shows two GPUs of its 8-GPU host, the metric capture one GPU: an entry per GPU shown)
     assert set(statuses(result['checks'])) == {'pass'}
     # last.json per the interface with the metrics textfile
     with open(str(tmp_path / 'state' / 'last.json')) as handle:
         written = json.load(handle)
     assert written == result
-    assert sorted(written) == ['checks', 'host', 'schema', 'time', 'verdict'] and written['schema'] == 1
+    assert sorted(written) == ['checks', 'host', 'kernel_log', 'schema', 'time', 'verdict'] and written['schema'] == 1
+    assert written['kernel_log']['source'] == 'none' and written['kernel_log']['run']['KLOG_PROBE_FAILED'] == 0
     info = os.stat(str(tmp_path / 'state' / 'last.json'))
     assert stat.S_IMODE(info.st_mode) == 0o644 and info.st_uid == 0
-    assert result['checks'][4]['gpu'] == 0 and result['checks'][0]['gpu'] is None
+    assert result['checks'][5]['gpu'] == 0 and result['checks'][0]['gpu'] is None
 
 
 @needs_root
@@ -391,3 +393,193 @@ def test_the_recorded_gpu_count_is_read_only_from_roots_regular_file(tmp_path):
     for text in ('[8]', '{"gpu_count": true}', '{"gpu_count": "8"}', 'not json'):
         data.write_text(text)
         assert health_run.read_recorded_count(str(data)) is None, text
+
+
+# --- the kernel log, end to end (its rules and readers: test_kernel_log.py) -----------------------------------------
+
+# A line of kernel-log/dmesg-grep-amdgpu-2x-mi210-... (asserted below)
+PROBE_LINE = '[    8.841500] amdgpu: probe of 0000:c3:00.0 failed with error -12\n'
+
+
+def with_data(path, **values):
+    with open(path) as handle:
+        data = json.load(handle)
+    data.update(values)
+    with open(path, 'w') as handle:
+        json.dump(data, handle)
+    return path
+
+
+@needs_root
+def test_a_fatal_kernel_line_in_a_shipped_log_fails_until_acknowledged(tmp_path):
+    """The Slurm scenario's steps (docs/health.md): the data file points the check at a log file, a real capture's
+    probe failure line is appended, the check fails with KLOG_PROBE_FAILED (gpulab-slurm-health drains with it),
+    keeps failing, and passes again once acknowledged (gpulab-slurm-health resumes)."""
+    from ansible_collections.gpulab.rocm.plugins.module_utils.node import health_slurm
+    assert PROBE_LINE in fixture('kernel-log/dmesg-grep-amdgpu-2x-mi210-rocm7.1-amdgpu6.16.13-fatal-gpu-init-probe-'
+                                 'failed-error-12.txt')
+    log = tmp_path / 'gpulab-fixture-kern.log'
+    log.write_text('')
+    data = with_data(build_node(tmp_path), kernel_log_source=str(log))
+    state = str(tmp_path / 'state')
+    first = run_node(tmp_path, data)
+    assert first['verdict'] == 'healthy'
+    assert [item['reason'] for item in first['checks'] if item['check'] == 'kernel_log'] == [
+        '0 line(s), 0 bytes read from the file %s: no finding' % log]
+    with open(str(log), 'a') as handle:
+        handle.write(PROBE_LINE)
+    failed = run_node(tmp_path, data)
+    found = [item for item in failed['checks'] if item['check'] == 'kernel_log']
+    assert failed['verdict'] == 'unhealthy' and [(item['code'], item['status'], item['gpu']) for item in found] == [
+        ('KLOG_PROBE_FAILED', 'fail', None)]
+    assert found[0]['reason'].startswith('0000:c3:00.0: amdgpu failed to probe the GPU')
+    assert failed['kernel_log'] == {
+        'source': 'file', 'bytes': len(PROBE_LINE), 'lines': 1, 'truncated': False,
+        'run': dict((code, int(code == 'KLOG_PROBE_FAILED')) for code in failed['kernel_log']['severity']),
+        'totals': dict((code, int(code == 'KLOG_PROBE_FAILED')) for code in failed['kernel_log']['severity']),
+        'severity': dict(kernel_log_rules.severities())}
+    info = os.stat(os.path.join(state, 'kernel-log.json'))
+    assert stat.S_IMODE(info.st_mode) == 0o644 and info.st_uid == 0
+    action, reason, _why = health_slurm.decide(failed, 'IDLE', '', [], 0, 3, 24)
+    assert action == 'drain' and reason.startswith('gpulab: health: KLOG_PROBE_FAILED: 0000:c3:00.0: amdgpu failed')
+    again = run_node(tmp_path, data)  # nothing new in the log: the finding is held
+    assert again['verdict'] == 'unhealthy' and again['kernel_log']['lines'] == 0
+    held = health_slurm.health_reason(again)  # the held finding's reason: the same on every later run
+    assert held.startswith('gpulab: health: KLOG_PROBE_FAILED: 0000:c3:00.0:') and 'last seen' in held
+    assert health_slurm.decide(again, 'IDLE+DRAIN', held, [], 0, 3, 24)[0] == 'none'
+    assert health_slurm.health_reason(run_node(tmp_path, data)) == held
+    reason = held
+    assert health_run.main(['--ack-kernel-log', 'KLOG_PROBE_FAILED', '--state-dir', state]) == 0
+    resumed = run_node(tmp_path, data)
+    assert resumed['verdict'] == 'healthy' and resumed['kernel_log']['totals']['KLOG_PROBE_FAILED'] == 1
+    assert health_slurm.decide(resumed, 'IDLE+DRAIN', reason, [], 0, 3, 24)[0] == 'resume'
+    assert health_run.main(['--ack-kernel-log', 'KLOG_PROBE_FAILED', '--state-dir', state]) == 1  # nothing held
+    assert health_run.main(['--ack-kernel-log', 'bad code', '--state-dir', state]) == 2
+
+
+@needs_root
+def test_a_kernel_log_that_another_check_holds_reports_the_held_findings(tmp_path):
+    log = tmp_path / 'kern.log'
+    log.write_text(PROBE_LINE)
+    data = with_data(build_node(tmp_path), kernel_log_source=str(log))
+    assert run_node(tmp_path, data)['verdict'] == 'unhealthy'
+    lock = health_run.lock_kernel_log(str(tmp_path / 'state'))
+    try:
+        original = health_run.LOCK_WAIT
+        health_run.LOCK_WAIT = 0.2
+        busy = run_node(tmp_path, data)
+    finally:
+        health_run.LOCK_WAIT = original
+        os.close(lock)
+    assert busy['verdict'] == 'unhealthy'
+    assert [item['code'] for item in busy['checks'] if item['check'] == 'kernel_log'] == ['KLOG_PROBE_FAILED']
+
+
+@needs_root
+def test_an_explicit_log_file_that_is_missing_is_a_warning(tmp_path):
+    data = with_data(build_node(tmp_path), kernel_log_source=str(tmp_path / 'no.log'))
+    result = run_node(tmp_path, data)
+    entry = [item for item in result['checks'] if item['check'] == 'kernel_log'][0]
+    assert result['verdict'] == 'healthy' and entry['status'] == 'warn' and 'No such file' in entry['reason']
+
+
+# --- AMDGPU_MODULE, PCIE_REPLAY, the link's pp_dpm_pcie fallback -------------------------------------------------
+
+def modules_root(tmp_path, release, capture):
+    folder = tmp_path / 'root' / 'lib' / 'modules' / release
+    folder.mkdir(parents=True)
+    if capture:
+        (folder / 'modules.dep').write_text(fixture(capture))
+    return str(tmp_path / 'root')
+
+
+@needs_root
+def test_a_kernel_without_an_amdgpu_module_fails_with_the_fix(tmp_path):
+    data = build_node(tmp_path)
+    os.rmdir(str(tmp_path / 'sys' / 'module' / 'amdgpu'))
+    release = '6.8.0-90-generic'
+    find, run = tools(GOOD)
+    root = modules_root(tmp_path, release, 'health/modules.dep-ubuntu-5.x-u-root-testdata-spi-net-phy-lines-no-amdgpu-'
+                                           'cut.txt')
+    result = health_run.run(data, str(tmp_path / 'state'), find, run, root=root, release=release)
+    module = [item for item in result['checks'] if item['check'] == 'amdgpu_module']
+    assert module == [{'check': 'amdgpu_module', 'code': 'AMDGPU_MODULE', 'status': 'fail', 'gpu': None, 'reason': (
+        'kernel 6.8.0-90-generic has no amdgpu module (/lib/modules/6.8.0-90-generic/modules.dep lists no amdgpu.ko): '
+        'install linux-headers-6.8.0-90-generic and amdgpu-dkms for it (role rocm_driver), or '
+        "linux-modules-extra-6.8.0-90-generic for the kernel's own driver, or boot the previous kernel")}]
+    other = tmp_path / 'other'
+    root = modules_root(other, release, 'health/modules.dep-ubuntu-5.x-u-root-testdata-gpu-drm-lines-with-amdgpu-'
+                                        'cut.txt')
+    result = health_run.run(data, str(tmp_path / 'state'), find, run, root=root, release=release)
+    module = [item for item in result['checks'] if item['check'] == 'amdgpu_module'][0]
+    assert module['status'] == 'pass' and 'kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko' in module['reason']
+    result = health_run.run(data, str(tmp_path / 'state'), find, run, root=str(tmp_path / 'none'), release=release)
+    assert [item['status'] for item in result['checks'] if item['check'] == 'amdgpu_module'] == ['warn']
+
+
+def test_amdgpu_module_when_loaded_and_a_release_that_is_no_path():
+    assert health.check_amdgpu_module(True, {'release': '6.8.0-90-generic'})[0]['reason'] == \
+        'amdgpu is loaded (kernel 6.8.0-90-generic)'
+    assert health_run.amdgpu_module('/', '../../etc')['status'] == 'error'
+
+
+@needs_root
+def test_pcie_replays_that_rise_are_a_warning(tmp_path):
+    data = build_node(tmp_path)
+    device = str(tmp_path / 'sys' / 'bus' / 'pci' / 'devices' / BDF)
+    vega = tmp_path / 'vega'
+    ttar.extract(os.path.join(os.path.dirname(__file__), 'fixtures', VEGA64), str(vega), strip='fixtures/')
+    captured = (vega / 'sys' / 'class' / 'drm' / 'card0' / 'device' / 'pcie_replay_count').read_text()
+    assert captured.strip() == '0'
+    replay = os.path.join(device, 'pcie_replay_count')
+
+    def status():
+        found = [item for item in run_node(tmp_path, data)['checks'] if item['check'] == 'pcie_replay']
+        return found[0]['status'], found[0]['reason']
+    assert status() == ('pass', '%s: no pcie_replay_count (not amdgpu, or not supported): not checked' % BDF)
+    with open(replay, 'w') as handle:
+        handle.write(captured)
+    assert status() == ('pass', '%s: PCIe replay count 0 recorded; the next run compares' % BDF)
+    with open(replay, 'w') as handle:  # the capture's count, three replays later (no capture shows a rise)
+        handle.write('3\n')
+    assert status() == ('warn', '%s: PCIe replays since the last run: +3 (3 now): the link retransmits (check the '
+                                'slot, riser or cable)' % BDF)
+    assert status() == ('pass', '%s: no new PCIe replays (3)' % BDF)
+    with open(replay, 'w') as handle:
+        handle.write(captured)
+    assert status() == ('pass', '%s: no new PCIe replays (0, a new baseline)' % BDF)
+
+
+def test_a_gpu_without_link_files_is_held_to_its_pp_dpm_pcie_level(tmp_path):
+    vega = tmp_path / 'vega'
+    ttar.extract(os.path.join(os.path.dirname(__file__), 'fixtures', VEGA64), str(vega), strip='fixtures/')
+    dpm = (vega / 'sys' / 'class' / 'drm' / 'card0' / 'device' / 'pp_dpm_pcie').read_text()
+    device = add_function(str(tmp_path / 'sys'), ['pci0000:00', '0000:00:03.1', '0000:09:00.0'], cls='0x030000',
+                          vendor='0x1002', device='0x687f', extra={'pp_dpm_pcie': dpm})
+    gpus = [{'bdf': '0000:09:00.0', 'gpu': 0, 'device_id': '0x687f', 'link': pci.link_facts(device)}]
+    passed = health.check_links(gpus, WANT)
+    assert statuses(passed) == ['pass'] and passed[0]['reason'] == (
+        "0000:09:00.0 link x16 at 8.0 GT/s (amdgpu's current PCIe DPM level, pp_dpm_pcie: the function has no link "
+        'files); no floor for 0x687f in gpu_models: not compared')
+    floor = dict(WANT, gpu_models={'0x687f': {'link_width': 16, 'link_speed_gts': 16.0}})
+    assert statuses(health.check_links(gpus, floor)) == ['fail']
+    bare = add_function(str(tmp_path / 'sys2'), ['pci0000:00', '0000:00:03.1', '0000:09:00.0'], cls='0x030000',
+                        vendor='0x1002', device='0x687f')
+    nothing = health.check_links([dict(gpus[0], link=pci.link_facts(bare))], WANT)
+    assert nothing[0]['reason'] == '0000:09:00.0 reports no link information (no link files and no pp_dpm_pcie): not ' \
+                                   'checked'
+
+
+@needs_root
+def test_a_fault_of_the_kernel_log_reader_is_a_warning_not_a_crash(tmp_path, monkeypatch):
+    from ansible_collections.gpulab.rocm.plugins.module_utils.node import kernel_log
+
+    def broken(*args, **kwargs):
+        raise ValueError('no test foresaw this')
+    monkeypatch.setattr(kernel_log, 'collect', broken)
+    result = run_node(tmp_path, with_data(build_node(tmp_path), kernel_log_source='auto'))
+    entry = [item for item in result['checks'] if item['check'] == 'kernel_log']
+    assert [(item['code'], item['status']) for item in entry] == [('KERNEL_LOG', 'warn')]
+    assert entry[0]['reason'] == ('kernel log not checked: the kernel log reader failed (ValueError: no test foresaw '
+                                  'this)')
+    assert result['verdict'] == 'healthy' and result['kernel_log']['source'] == 'none'

@@ -20,7 +20,9 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning import node_c
 WANTED = dict(node_class='', node_classes={}, gpu_models={}, gpu_count=-1, link_policy='fail', aer_correctable='warn',
               max_uncorrectable_ecc=0, max_pending_bad_pages=0, rocminfo_timeout=20, amd_smi_timeout=15,
               resume_limit=3, resume_window_hours=24,
-              kfd_group='render', render_group='render', sysfs_root='/sys', dev_root='/dev')
+              kfd_group='render', render_group='render', sysfs_root='/sys', dev_root='/dev',
+              kernel_log_source='auto', kernel_log_max_bytes=4194304, kernel_log_hold_hours=72,
+              kernel_log_reset_loop_count=3, kernel_log_reset_loop_minutes=60, kernel_log_extra_rules=[])
 NODE = {'os': {'euid': 0}, 'gpu_pci': {'amd_count': 8}, 'paths': {}}
 STACK = {'expected_gpu_count': -1}
 
@@ -128,3 +130,23 @@ def test_the_role_has_work_on_every_run_where_it_runs_the_check():
     assert planner.has_work('health', converged, dict(WANTED, run=True))
     assert not planner.has_work('health', converged, dict(WANTED, run=False))
     assert not planner.has_work('health', dict(converged, notices=['expects 8 GPU(s)']), dict(WANTED, run=False))
+
+
+def test_the_kernel_log_variables_reach_the_data_file_and_bad_ones_are_named():
+    rules = [{'code': 'KLOG_SITE_PPT_LIMIT', 'severity': 'warn', 'pattern': "Couldn't get PPT limit"}]
+    data = plan(kernel_log_source='/var/log/gpulab-fixture-kern.log', kernel_log_hold_hours='0',
+                kernel_log_extra_rules=rules)['data']
+    assert (data['kernel_log_source'], data['kernel_log_hold_hours'], data['kernel_log_extra_rules']) == (
+        '/var/log/gpulab-fixture-kern.log', 0, rules)
+    assert data['kernel_log_max_bytes'] == 4194304 and data['kernel_log_reset_loop_count'] == 3
+    for wanted, words in (({'kernel_log_source': 'syslog'}, 'rocm_health_kernel_log_source must be auto, journal'),
+                          ({'kernel_log_max_bytes': 100}, 'rocm_health_kernel_log_max_bytes must be a whole number'),
+                          ({'kernel_log_reset_loop_minutes': 'ten'}, 'rocm_health_kernel_log_reset_loop_minutes must '
+                                                                     'be a whole number, got'),
+                          ({'kernel_log_extra_rules': [{'code': 'KLOG_X', 'severity': 'warn', 'pattern': '('}]},
+                           r'rocm_health_kernel_log_extra_rules\[0\]: pattern')):
+        with pytest.raises(plan_common.PlanError, match=words):
+            plan(**wanted)
+    # a wanted state without them (an older caller): the defaults
+    older = dict((key, value) for key, value in WANTED.items() if not key.startswith('kernel_log_'))
+    assert planner.plan('health', NODE, older, STACK)['data']['kernel_log_source'] == 'auto'
