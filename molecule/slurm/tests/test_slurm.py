@@ -6,6 +6,7 @@ change through check mode, a converge and a second converge, then a node whose G
 import json
 import os
 import re
+import shlex
 import time
 
 import pytest
@@ -359,6 +360,29 @@ def test_an_admins_drain_stays(host):
     assert wait_until(lambda: last_check(N2) > since), since
     assert drained(host).get(N2) == "admin: fan swap", drained(host)
     host.check_output("scontrol update NodeName=%s State=RESUME" % N2)
+    assert wait_until(lambda: N2 not in drained(host)), drained(host)
+
+
+KERNEL_LOG = "/var/log/gpulab-fixture-kern.log"
+# A real capture (the collection's fixture store): amdgpu failing to probe an MI210, a fatal class.
+PROBE_FAILED = (runs.PROJECT / "collections/ansible_collections/gpulab/rocm/tests/unit/plugins/module_utils/fixtures"
+                / "kernel-log/dmesg-grep-amdgpu-2x-mi210-rocm7.1-amdgpu6.16.13-fatal-gpu-init-probe-failed-error-12.txt")
+
+
+def test_a_fatal_kernel_line_drains_the_node_until_it_is_acknowledged(host):
+    line = next(text for text in PROBE_FAILED.read_text().splitlines() if re.search(r"probe of \S+ failed", text))
+    node(N2).check_output("printf '%%s\\n' %s >> %s" % (shlex.quote(line), KERNEL_LOG))
+    assert wait_until(lambda: (drained(host).get(N2) or "").startswith("gpulab: health: KLOG_PROBE_FAILED")), \
+        drained(host)
+    assert N1 not in drained(host)
+    # The line is read once; the fault is held: a later check keeps the node drained.
+    since = last_check(N2)
+    assert wait_until(lambda: last_check(N2) > since), since
+    assert (drained(host).get(N2) or "").startswith("gpulab: health: KLOG_PROBE_FAILED"), drained(host)
+    last = json.loads(node(N2).file("/var/lib/gpulab/health/last.json").content_string)
+    assert last["kernel_log"]["source"] == "file" and last["kernel_log"]["totals"]["KLOG_PROBE_FAILED"] == 1, last
+    # An admin who has looked acknowledges it: the next check passes and resumes the node.
+    node(N2).check_output("/usr/sbin/gpulab-gpu-health --ack-kernel-log KLOG_PROBE_FAILED")
     assert wait_until(lambda: N2 not in drained(host)), drained(host)
 
 
