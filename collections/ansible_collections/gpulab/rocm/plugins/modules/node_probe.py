@@ -325,9 +325,7 @@ class Probe(object):
         headers = 'linux-headers-' + kernel
         if driver_wanted(self.params['kernel_driver'], gpu_pci.get('in_container', _in_container())):
             # The running kernel's headers, and every installed kernel's: DKMS builds amdgpu for each of them.
-            wanted.append(headers)
-            kernels = ns.installed_kernels(self.params.get('kernel_root') or '/')
-            wanted += ['linux-headers-' + release for release in kernels if 'linux-headers-' + release not in wanted]
+            wanted += ns.headers_packages(self.params.get('kernel_root') or '/', kernel)
         apt['headers_package'] = headers
         # Installed, else offered by a package list (read directly: building apt's cache costs a second or so).
         query = [name for name in wanted if (packages.get(name) or ['  '])[0][1] != 'i']

@@ -642,6 +642,16 @@ def _under_root(root, link_path, target):
     return os.path.join(os.path.dirname(at(root, link_path)), target)
 
 
+def _host_path(root, target):
+    """A link's absolute target that lies inside root (a tree made there with dkms --dkmstree/--sourcetree) as the
+    path on the host it stands for; any other target as it is."""
+    if target and root not in ('', '/') and target.startswith('/'):
+        for base in set((root.rstrip('/'), os.path.realpath(root))):
+            if target.startswith(base + '/'):
+                return target[len(base):]
+    return target
+
+
 def _link_target(root, path):
     """A symlink's target (as written), or None when path is no symlink."""
     info = _lstat(at(root, path))
@@ -669,6 +679,14 @@ def installed_kernels(root='/'):
         if info is not None and stat.S_ISDIR(info.st_mode) and dep is not None and stat.S_ISREG(dep.st_mode):
             found.append(name)
     return sorted(found, key=kernel_sort_key)[-KERNEL_LIMIT:]
+
+
+def headers_packages(root, running):
+    """The headers packages DKMS needs: the running kernel's, then every installed kernel's (oldest first)."""
+    names = ['linux-headers-' + running]
+    names += ['linux-headers-' + release for release in installed_kernels(root)
+              if 'linux-headers-' + release not in names]
+    return names
 
 
 def module_file(root, release, folder, name='amdgpu.ko'):
@@ -740,7 +758,7 @@ def dkms_trees(root='/'):
             if version.startswith('kernel-') or version == 'original_module' or info is None \
                     or not stat.S_ISDIR(info.st_mode):
                 continue
-            source = _link_target(root, '%s/%s/%s/source' % (DKMS_DIR, module, version))
+            source = _host_path(root, _link_target(root, '%s/%s/%s/source' % (DKMS_DIR, module, version)))
             source_path = _under_root(root, '%s/%s/%s/source' % (DKMS_DIR, module, version), source) \
                 if source is not None else os.path.join(path, 'source')
             tree = {'module': module, 'version': version, 'source': source,
