@@ -272,9 +272,10 @@ def loop_note(node, version):
 
 def loaded_findings(node, stack):
     """rocm_verify's findings about the loaded amdgpu where amdgpu-dkms is installed on a host with AMD GPUs (not a
-    container: it runs the host's kernel): amdgpu not loaded; the kernel's own (in-tree) amdgpu loaded instead of the
-    DKMS build; a DKMS build other than the installed one loaded (its srcversion differs from what DKMS built for
-    the running kernel, or its version from the package's); the newest installed kernel without a DKMS amdgpu."""
+    container: it runs the host's kernel): an installed driver other than the one the release plans; amdgpu not
+    loaded; the kernel's own (in-tree) amdgpu loaded instead of the DKMS build; a DKMS build other than the
+    installed one loaded (its srcversion differs from what DKMS built for the running kernel, or its version from
+    the package's); the newest installed kernel without a DKMS amdgpu."""
     pci = node.get('gpu_pci') or {}
     drv = node.get('driver') or {}
     version = installed_version(node)
@@ -290,6 +291,11 @@ def loaded_findings(node, stack):
     name = 'amdgpu-dkms %s (DKMS amdgpu/%s)' % (version, dkms or 'of an unknown form')
     note = loop_note(node, version)
     problems = []
+    planned = _planned_driver(stack)
+    if planned and ('.%s-' % planned[1]) not in version:
+        problems.append('the installed amdgpu-dkms is %s, not the driver ROCm %s plans (amdgpu %s, whose versions '
+                        'carry .%s-). Fix: run rocm_driver (site.yml --tags driver), which installs it'
+                        % (version, stack['version'], planned[0], planned[1]))
     if not loaded.get('present'):
         problems.append('amdgpu is not loaded although %s is installed and AMD GPUs are on the bus. Fix: modprobe '
                         'amdgpu and read dmesg | grep -i amdgpu (a blacklist in /etc/modprobe.d, missing firmware, '
@@ -321,6 +327,16 @@ def loaded_findings(node, stack):
                         % (newest['release'], name, newest['headers_package'], dkms, newest['release'],
                            _remove_kernel(newest)))
     return problems
+
+
+def _planned_driver(stack):
+    """(driver directory, the code its amdgpu-dkms versions carry) of the stack's release, or None where unknown."""
+    try:
+        info = rocm_release.release(stack.get('version'))
+    except (TypeError, ValueError):
+        return None
+    code = rocm_release.driver_code(info['amdgpu_dir']) if info['amdgpu_min'] else info['code']
+    return (info['amdgpu_dir'], code) if code and info['amdgpu_dir'] else None
 
 
 def valid_series(value):

@@ -68,9 +68,10 @@ def driver_node(host, running=RUNNING, built_srcversion=None, **versions):
     return node
 
 
-def findings(node):
-    return plan_verify.plan(node, {"expected_gfx_targets": []}, inputs(rocm_kernel_driver="auto"), {"name": "n1"})[
-        "problems"]
+def findings(node, version="7.2.4"):
+    """verify's problems for a node whose release (7.2.4) plans driver 30.30.4, the one driver_node installs."""
+    stack = inputs(rocm_version=version, rocm_kernel_driver="auto")
+    return plan_verify.plan(node, {"expected_gfx_targets": []}, stack, {"name": "n1"})["problems"]
 
 
 def installed_host(tmp_path, **loaded):
@@ -151,3 +152,11 @@ def test_a_node_rebooted_for_the_driver_that_came_back_without_it_is_reported_no
     # Not yet booted since the record (the reboot was only marked): no such sentence.
     node["versions"]["booted_at"] = 1000
     assert "already rebooted" not in findings(node)[0]
+
+
+def test_an_installed_driver_other_than_the_planned_one_is_a_problem(tmp_path):
+    host = installed_host(tmp_path, version="6.16.13", srcversion="1C4E2D9F0B6A5E3C7D8A9B0", amdkcl=True)
+    node = driver_node(host, built_srcversion="1C4E2D9F0B6A5E3C7D8A9B0")
+    assert findings(node, "10.1.0") == [
+        "the installed amdgpu-dkms is 1:6.16.13.30300400-2341068.24.04, not the driver ROCm 10.1.0 plans (amdgpu "
+        "31.50, whose versions carry .31500000-). Fix: run rocm_driver (site.yml --tags driver), which installs it"]
