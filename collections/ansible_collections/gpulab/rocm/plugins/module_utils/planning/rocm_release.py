@@ -128,7 +128,8 @@ CORE_TARGETS = ('gfx950', 'gfx942', 'gfx90a', 'gfx908', 'gfx1201', 'gfx1200', 'g
 # release notes, 7.14's compatibility matrix); Debian 12 (6.1) and 13 (6.12) lie inside every row.
 # AMD documents distribution kernels only (GA and HWE); a mainline or backport kernel of a listed series is taken
 # as that series. A stable update inside a series can still break a build (Debian 13's 6.12.100 broke 30.30.4:
-# ROCm/ROCm#5111, fixed by 31.40): the series bound cannot see that; the DKMS build fails and apt says so.
+# ROCm/ROCm#5111, where a later comment built 31.40 on it): the series bound cannot see that; the DKMS build fails
+# and apt says so.
 DRIVER_KERNELS = (
     ('30.10', '6.14.14', '5.15', '6.14', 'documented',
      'ROCm 7.10.0 release notes (rocm.docs.amd.com/en/7.10.0-preview/about/release-notes.html): Radeon PRO and RX '
