@@ -9,9 +9,15 @@ fixture mirror (docs/performance.md). Figures, not assertions: run it on a quiet
   scale    site.yml on N fresh hosts at once (forks from ansible.cfg), side by side with the raw commands in N other
            fresh containers at once (the floor at that size: what this machine's cores allow any tool)
   cpu      the controller's CPU seconds per host of a no-op site.yml over M converged containers: user + system
-           time of the ansible-playbook process tree (its reaped children: workers, docker exec clients), / M
+           time of the ansible-playbook process tree (its reaped children: workers, docker exec or ssh clients), / M
 
-Usage: tests/bench/bench_converge.py [--hosts 1,4,8,16] [--cpu-hosts 64] [--repeat 3] [--json FILE]
+--transport docker (the default) reaches the containers through docker exec as root, the way the Molecule scenarios
+do; --transport ssh the way a lab does: over SSH (ansible-core's ControlPersist and pipelining, ansible.cfg) as the
+admin account `ops`, which becomes root with sudo (the SSH lab: molecule/shared/ssh_lab.yml, one sshd per container
+on its own loopback port), and the raw commands go over the same SSH, through sudo.
+
+Usage: tests/bench/bench_converge.py [--transport docker|ssh] [--hosts 1,4,8,16] [--cpu-hosts 64] [--repeat 3]
+                                     [--json FILE]
 Needs the test command's set-up (tests/harness/host-setup.sh, tests/harness/mirror/mirror.sh start) and its venv.
 """
 
@@ -19,6 +25,7 @@ import argparse
 import json
 import os
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -30,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "gpulab/debian:bookworm"
 # Container names; GPULAB_BENCH_PREFIX keeps two checkouts' runs on one Docker apart.
 PREFIX = os.environ.get("GPULAB_BENCH_PREFIX", "gpulab-bench-")
+# The SSH lab's ports: one per container, counted up from here (the containers share the host's network).
+SSH_PORTS = iter(range(22400, 22600))
 FACTS_ONLY = """- name: Gather facts only
   hosts: rocm_nodes
   gather_facts: true
@@ -68,19 +77,36 @@ def remove(names):
         subprocess.run(["docker", "rm", "-f"] + list(names), capture_output=True)
 
 
-def inventory(folder, names):
+def inventory(folder, names, ports=None):
     """An inventory of the containers with the scenarios' group_vars (the fixture mirror, users, GPU count, and the
-    release the raw apt commands install)."""
+    release the raw apt commands install); with ports ({name: port}), reached over SSH (the SSH lab's group_vars)."""
     (folder / "group_vars").mkdir(parents=True, exist_ok=True)
-    for name in ("rocm_nodes.yml", "all.yml"):
+    for name in ("rocm_nodes.yml", "all.yml", "ssh_lab.yml"):
         link = folder / "group_vars" / name
         if not link.exists():
             link.symlink_to(ROOT / "molecule/shared/group_vars" / name)
-    hosts = {"all": {"children": {"rocm_nodes": {
-        "hosts": dict((name, {"gpulab_fixture_profile": "mi250x"}) for name in names),
-        "vars": {"ansible_connection": "community.docker.docker", "ansible_python_interpreter": "/usr/bin/python3"}}}}}
-    (folder / "hosts.yml").write_text(json.dumps(hosts))
+    hosts = dict((name, {"gpulab_fixture_profile": "mi250x"}) for name in names)
+    groups = {"rocm_nodes": {"hosts": hosts, "vars": {"ansible_connection": "community.docker.docker",
+                                                      "ansible_python_interpreter": "/usr/bin/python3"}}}
+    if ports:
+        for name in names:
+            hosts[name].update(ansible_connection="ansible.builtin.ssh", ansible_port=ports[name])
+        groups["ssh_lab"] = {"children": {"rocm_nodes": {}}}
+    (folder / "hosts.yml").write_text(json.dumps({"all": {"children": groups}}))
     return str(folder / "hosts.yml")
+
+
+def lab(folder, names, env, transport, prepare=True):
+    """The inventory of fresh containers, their SSH lab started where the transport is ssh, and (prepare) the test
+    fixture's users and GPU profile, which the raw commands' containers go without; {name: port} (empty for
+    docker)."""
+    ports = dict((name, next(SSH_PORTS)) for name in names) if transport == "ssh" else {}
+    inv = inventory(folder, names, ports)
+    if ports:
+        playbook(inv, ROOT / "molecule/shared/ssh_lab.yml", env)
+    if prepare:
+        playbook(inv, ROOT / "molecule/shared/prepare.yml", env)
+    return inv, ports
 
 
 def children_cpu():
@@ -103,11 +129,20 @@ def playbook(inv, path, env, *args, cpu=None):
     return seconds, recap
 
 
-def raw_run(names, script):
-    """Wall seconds of the raw commands in each container at once."""
+def raw_run(names, script, env, ports=None):
+    """Wall seconds of the raw commands in each container at once: through docker exec as root, or with ports over
+    SSH as ops through sudo (the same key and known_hosts as the playbooks)."""
+    keys = env.get("GPULAB_SSH_LAB_KEYS", "")
     began = time.monotonic()
-    procs = [subprocess.Popen(["docker", "exec", name, "bash", "-c", script], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for name in names]
+    procs = []
+    for name in names:
+        if ports:
+            argv = ["ssh", "-i", keys + "/id_ed25519", "-p", str(ports[name]), "-o", "StrictHostKeyChecking=accept-new",
+                    "-o", "UserKnownHostsFile=" + keys + "/known_hosts", "ops@127.0.0.1",
+                    "sudo bash -c " + shlex.quote(script)]
+        else:
+            argv = ["docker", "exec", name, "bash", "-c", script]
+        procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     for proc in procs:
         out, err = proc.communicate()
         if proc.returncode != 0:
@@ -129,6 +164,8 @@ def median(values):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--transport", choices=("docker", "ssh"), default="docker",
+                        help="docker exec as root, or SSH as ops with sudo")
     parser.add_argument("--hosts", default="1,4,8,16", help="host counts of the scale runs")
     parser.add_argument("--cpu-hosts", type=int, default=64, help="containers of the CPU figure (0: skip it)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per no-op, check and facts-only figure")
@@ -139,23 +176,24 @@ def main():
     env.update(ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_ROLES_PATH=str(ROOT / "roles"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / "collections"))
     work = Path(tempfile.mkdtemp(prefix="gpulab-bench-"))
+    env["GPULAB_SSH_LAB_KEYS"] = str(work / "ssh")
     (work / "facts-only.yml").write_text(FACTS_ONLY)
-    results = {}
+    results = {"transport": args.transport}
     made = []
     try:
         # Cold: site.yml on one fresh host, and the raw commands on another.
         one, raw = PREFIX + "one", PREFIX + "raw"
         start([one, raw])
         made += [one, raw]
-        inv = inventory(work / "one", [one])
-        playbook(inv, ROOT / "molecule/shared/prepare.yml", env)
+        inv, _ = lab(work / "one", [one], env, args.transport)
+        raw_ports = lab(work / "raw", [raw], env, args.transport, prepare=False)[1]
         cold, _ = playbook(inv, ROOT / "site.yml", env)
         ours = packages(one)
         # The packages site.yml asked for (apt marks them manual), installed by name on the raw side.
         wanted = sorted(set(manual(one)) - set(manual(raw)))
         script = RAW.replace("$KEY", mirror["GPULAB_MIRROR_KEY_URL"]).replace("$URL", mirror["GPULAB_MIRROR_URL"])
         script = script.replace("$PACKAGES", " ".join(wanted))
-        raw_seconds = raw_run([raw], script)
+        raw_seconds = raw_run([raw], script, env, raw_ports)
         same = ours == packages(raw)
         results["cold"] = {"site_yml_s": round(cold, 2), "raw_commands_s": round(raw_seconds, 2),
                            "ratio": round(cold / raw_seconds, 2), "packages_installed": len(wanted),
@@ -185,14 +223,14 @@ def main():
             names = ["%ss%d-%d" % (PREFIX, count, i) for i in range(count)]
             start(names)
             made += names
-            inv = inventory(work / ("scale%d" % count), names)
-            playbook(inv, ROOT / "molecule/shared/prepare.yml", env)
+            inv, _ = lab(work / ("scale%d" % count), names, env, args.transport)
             seconds = playbook(inv, ROOT / "site.yml", env)[0]
             remove(names)
             names = ["%sraw%d-%d" % (PREFIX, count, i) for i in range(count)]
             start(names)
             made += names
-            floor = raw_run(names, script)
+            raw_ports = lab(work / ("raw%d" % count), names, env, args.transport, prepare=False)[1]
+            floor = raw_run(names, script, env, raw_ports)
             remove(names)
             made = []
             scale[count] = {"site_yml_s": round(seconds, 2), "raw_floor_s": round(floor, 2),
@@ -204,8 +242,7 @@ def main():
             names = ["%scpu-%d" % (PREFIX, i) for i in range(args.cpu_hosts)]
             start(names)
             made += names
-            inv = inventory(work / "cpu", names)
-            playbook(inv, ROOT / "molecule/shared/prepare.yml", env)
+            inv, _ = lab(work / "cpu", names, env, args.transport)
             converge_cpu, noop_cpu = [], []
             converge_s = playbook(inv, ROOT / "site.yml", env, cpu=converge_cpu)[0]
             noop_s, recap = playbook(inv, ROOT / "site.yml", env, cpu=noop_cpu)

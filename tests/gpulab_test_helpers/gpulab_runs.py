@@ -94,15 +94,17 @@ def _record(run, wall, cpu):
                                                             ",".join(variables), " ".join(run.args[8:])))
 
 
-# What a snapshot leaves out: kernel and runtime filesystems, temporary folders, Ansible's own working folder
-# (the connection creates and removes it on every task), apt's binary caches, which any read-only apt query
+# What a snapshot leaves out: kernel and runtime filesystems, temporary folders, Ansible's own working folder of the
+# account it logs in as (root through docker exec, ops in the SSH lab: the connection creates and removes it on every
+# task), the SSH lab's login records and sudo log, apt's binary caches, which any read-only apt query
 # (apt-cache madison, apt-cache policy) rebuilds when they are missing or older than the lists, and the planner log
 # that Debian 13's apt writes on every solver run, simulations (check mode) included.
 _SNAPSHOT = r"""
 set -e
 find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp -o -path /var/tmp \
   -o -path /root/.ansible -o -path /var/cache/apt/pkgcache.bin -o -path /var/cache/apt/srcpkgcache.bin \
-  -o -path /var/log/apt/eipp.log.xz \) -prune \
+  -o -path /var/log/apt/eipp.log.xz -o -path /home/ops/.ansible -o -path /var/log/gpulab-sudo.log \
+  -o -path /var/log/wtmp -o -path /var/log/btmp -o -path /var/log/lastlog \) -prune \
   -o -printf '%y %m %u %g %s %p -> %l\n' | LC_ALL=C sort
 find /etc /opt -xdev -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
 dpkg -l

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the Debian base images the containers run (no registry is reachable): debootstrap a minimal system with
-# python3, sudo, ca-certificates and gnupg, refresh its apt lists once (an installed machine has them; tests that
-# need a host without lists, as a fresh cloud image is, remove them in their prepare step), then `docker import` it.
+# python3, sudo, ca-certificates, gnupg and openssh-server (never started but where a scenario reaches its hosts over
+# SSH: molecule/default), refresh its apt lists once (an installed machine has them; tests that need a host without
+# lists, as a fresh cloud image is, remove them in their prepare step), then `docker import` it.
 # Cached by tag: an existing image of this recipe (label gpulab.image) is kept.
 # Usage: base-images.sh [SUITE...]   (default: bookworm trixie)
 set -euo pipefail
@@ -23,7 +24,7 @@ debian_mirror() {
 command -v debootstrap >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
 
 # Bumped when the recipe changes, so that a cached image of an older recipe is rebuilt.
-recipe=2
+recipe=3
 
 build_image() {
   local suite=$1 tag="gpulab/debian:$1" mirror root start
@@ -35,7 +36,7 @@ build_image() {
   root=$(mktemp -d "/var/tmp/gpulab-rootfs-${suite}.XXXXXX")
   log "debootstrap $suite (this takes about a minute)"
   start=$(date +%s)
-  debootstrap --variant=minbase --include=python3,sudo,ca-certificates,gnupg,procps \
+  debootstrap --variant=minbase --include=python3,sudo,ca-certificates,gnupg,procps,openssh-server \
     "$suite" "$root" "$mirror" >"$root.log" 2>&1 || { tail -n 30 "$root.log" >&2; return 1; }
   # The lists an installed machine has (python3-apt and the kernel headers are looked up there), then no .debs.
   cp /etc/resolv.conf "$root/etc/resolv.conf"

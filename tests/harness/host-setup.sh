@@ -14,11 +14,12 @@ parts=("$@")
 log() { printf '[host-setup] %s\n' "$*" >&2; }
 
 # Debian packages: docker.io (engine), debootstrap (base images), dpkg-dev + apt-utils + gnupg (fixture mirror),
-# gcc (the mirror's stand-in shared libraries), prometheus (promtool: the metrics textfile and alert rule tests).
+# gcc (the mirror's stand-in shared libraries), prometheus (promtool: the metrics textfile and alert rule tests),
+# openssh-client (the SSH lab: molecule/default reaches its hosts over SSH).
 host_packages() {
   local need=() tool
   for tool in dockerd:docker.io debootstrap:debootstrap dpkg-deb:dpkg apt-ftparchive:apt-utils gpg:gnupg gcc:gcc \
-      promtool:prometheus; do
+      promtool:prometheus ssh:openssh-client; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
   done
   # The venv is made from the distribution's Python (venv_python), which needs python3-venv for that.

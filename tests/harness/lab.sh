@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The built-in local lab: Debian 12 and 13 containers standing in for GPU nodes, the fixture ROCm mirror standing in
-# for AMD's repository, and site.yml run against them exactly as against a real cluster.
+# for AMD's repository, and site.yml run against them exactly as against a real cluster: over SSH, as an admin
+# account with sudo.
 #   tests/harness/lab.sh up     build/start everything, run site.yml, print a per-host summary (run it again: changed=0)
 #   tests/harness/lab.sh down   remove the containers, stop the mirror
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 inventory=inventories/local/hosts.yml
+# The SSH lab's key pair and known_hosts (inventories/local/hosts.yml, molecule/shared/ssh_lab.yml).
+export GPULAB_SSH_LAB_KEYS=$PWD/.cache/lab/ssh
 nodes=(gpulab-node-bookworm gpulab-node-trixie)
 
 up() {
@@ -22,7 +25,9 @@ up() {
       echo "lab: started container $node"
     fi
   done
-  # Test fixture only: the lab's users and the GPU each container pretends to have.
+  # Test fixture only: sshd and the admin account in each container (through docker exec), then, over SSH, the lab's
+  # users and the GPU each container pretends to have.
+  ansible-playbook -i "$inventory" molecule/shared/ssh_lab.yml >/dev/null
   ansible-playbook -i "$inventory" molecule/shared/prepare.yml >/dev/null
   start=$SECONDS
   ansible-playbook -i "$inventory" site.yml

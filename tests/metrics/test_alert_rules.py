@@ -109,4 +109,4 @@ def test_the_scrape_config_with_generated_targets(tmp_path):
     (tmp_path / 'prometheus.yml').write_text(text)
     rc, out = promtool('check', 'config', str(tmp_path / 'prometheus.yml'))
     assert rc == 0, out
-    assert 'SUCCESS' in out and '9 rules found' in out
+    assert 'SUCCESS' in out and '13 rules found' in out

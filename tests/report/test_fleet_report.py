@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report as report
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gpu_tools
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import firmware, gpu_tools
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci
 from ansible_collections.gpulab.rocm.tests.unit import sysfs_tree
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture as capture
@@ -190,7 +190,7 @@ def test_fleet_lists_unreachable_hosts_and_counts(tmp_path):
     assert fleet["hosts"][0]["reachable"] is False and fleet["hosts"][0]["problems"] == [report.UNREACHABLE]
     assert fleet["hosts"][2]["reachable"] is False
     assert fleet["summary"] == {"hosts": 3, "unreachable": 2, "hosts_with_problems": 2, "gpus": 1, "amd_gpus": 1,
-                                "degraded_links": 0, "models": {"AMD Instinct MI250X": 1}}
+                                "degraded_links": 0, "hosts_with_drift": 0, "models": {"AMD Instinct MI250X": 1}}
     assert report.report_stats(fleet)["b-node"] == {
         "gpu_count": 1, "gfx_targets": ["gfx90a"], "rocm_version": "6.2.4", "problems": []}
     assert report.report_stats(fleet)["a-node"] == {
@@ -341,7 +341,7 @@ def test_a_forged_record_is_its_hosts_problem_and_the_others_render(tmp_path):
     assert bad["problems"][0].startswith("the host record is invalid at gpus[0].link.width: a whole number was "
                                          "expected, not str 'sixteen'")
     assert fleet["summary"] == {"hosts": 3, "unreachable": 0, "hosts_with_problems": 1, "gpus": 2, "amd_gpus": 2,
-                                "degraded_links": 0, "models": {"AMD Instinct MI250X": 2}}
+                                "degraded_links": 0, "hosts_with_drift": 0, "models": {"AMD Instinct MI250X": 2}}
     page = _page(fleet)
     assert page.count('data-host="a-node"') == 1 and page.count('data-host="c-node"') == 1
     assert page.count('data-host="b-node"') == 1 and "invalid at gpus[0].link.width" in page
@@ -434,3 +434,103 @@ def test_every_record_the_captures_give_is_valid(tmp_path):
     assert len(records) > 10
     for record in records:
         assert report.valid_record(record, record["name"]) == record
+
+
+# --- firmware and drift within a node class ----------------------------------------------------------------------
+
+R9700_FIRST = "firmware/debugfs-amdgpu_firmware_info-2x-r9700-plus-raphael-igpu-kernel6.17-issue6155-first-host.txt"
+R9700_SECOND = "firmware/debugfs-amdgpu_firmware_info-3x-r9700-kernel6.17-one-vbios-each-issue6155-second-host.txt"
+STRIX = "firmware/debugfs-amdgpu_firmware_info-strix-halo-gfx1151-kernel7.0-issue6165.txt"
+
+
+def debugfs_host(tmp_path, name, gpus):
+    """gpu_pci facts of a host from real amdgpu_firmware_info captures: gpus [(address, device id, text)], each a
+    PCI function (sysfs_tree) with its text under <sysfs>/kernel/debug/dri/<address>/ as root reads it. The
+    addresses of the first host's cards are the test's (its paste names none; the issue's dmesg names 03:00.0)."""
+    sysfs = str(tmp_path / name / "sys")
+    for number, (bdf, device, text) in enumerate(gpus):
+        sysfs_tree.add_function(sysfs, ["pci0000:00", "0000:00:0%d.1" % (number + 1), bdf], cls="0x030000",
+                                vendor="0x1002", device=device, driver="amdgpu", drm=["card%d" % number])
+        dri = Path(sysfs) / "kernel" / "debug" / "dri" / bdf
+        dri.mkdir(parents=True)
+        (dri / "amdgpu_firmware_info").write_text(text)
+    return firmware.add_to_pci(gather_pci(sysfs, str(tmp_path), str(tmp_path)), sysfs)
+
+
+def blocks(name):
+    """The amdgpu_firmware_info outputs of a paste that holds several one after another (each ends with VBIOS)."""
+    return [part if part.startswith("VCE") else "VCE" + part for part in capture(name).split("\nVCE")]
+
+
+def r9700_fleet(tmp_path):
+    """Issue 6155's two hosts, one node class: the first (two R9700s on MES 0x81, and a Raphael iGPU), the second
+    (three R9700s on MES 0x8b, each with another VBIOS); the DKMS drivers the issue names (6.16.13, then 6.19.0);
+    and a Strix Halo alone in another class."""
+    first = blocks(R9700_FIRST)
+    second = [block[block.index("VCE"):] for block in capture(R9700_SECOND).split("GPU BDF:")[1:]]
+    hosts = {
+        "r9700-a": (debugfs_host(tmp_path, "a", [("0000:03:00.0", "0x7551", first[0]),
+                                                ("0000:0b:00.0", "0x7551", first[1]),
+                                                ("0000:7c:00.0", "0x164e", first[2])]), "6.16.13", "r9700_nodes"),
+        "r9700-b": (debugfs_host(tmp_path, "b", [("0000:0a:00.0", "0x7551", second[0]),
+                                                ("0000:0d:00.0", "0x7551", second[1]),
+                                                ("0000:45:00.0", "0x7551", second[2])]), "6.19.0", "r9700_nodes"),
+        "strix-01": (debugfs_host(tmp_path, "s", [("0000:c1:00.0", "0x1586", capture(STRIX))]), "6.19.0", "apu"),
+    }
+    records = dict((name, report.host_record(node(tmp_path, gpu_pci=pci, versions={"rocm": "7.2.0-43",
+                                                                                    "amdgpu": driver}),
+                                             name, node_class=node_class))
+                   for name, (pci, driver, node_class) in hosts.items())
+    return records, report.report_fleet(dict((name, {"r": record}) for name, record in records.items()),
+                                        sorted(records), "r")
+
+
+def test_each_gpu_row_carries_its_firmware(tmp_path):
+    records, _fleet = r9700_fleet(tmp_path)
+    rows = dict((gpu["pci_bus"], gpu) for gpu in records["r9700-b"]["gpus"])
+    assert [rows[bus]["firmware"]["vbios"] for bus in sorted(rows)] == [
+        "113-48WD6SHD1-P02", "113-APM107573-101", "113-R9700AT-F40"]
+    assert rows["0000:0a:00.0"]["firmware"]["source"] == "debugfs"
+    assert rows["0000:0a:00.0"]["firmware"]["firmware"]["mes"] == "0x0000008b"
+    assert records["r9700-a"]["node_class"] == "r9700_nodes"
+    for record in records.values():
+        assert report.valid_record(record, record["name"]) == record
+
+
+def test_drift_within_the_node_class(tmp_path):
+    _records, fleet = r9700_fleet(tmp_path)
+    hosts = dict((host["name"], host) for host in fleet["hosts"])
+    a = dict((gpu["pci_bus"], gpu) for gpu in hosts["r9700-a"]["gpus"])
+    b = dict((gpu["pci_bus"], gpu) for gpu in hosts["r9700-b"]["gpus"])
+    # MES 0x81 on the first host's two cards, 0x8b on the second's three: the first host's cards are unlike the class.
+    assert "mes 0x00000081, unlike the class (0x0000008b on 3 of 5 GPUs)" in a["0000:03:00.0"]["drift"]
+    assert "smc 0x00684a00, unlike the class (0x00684c00 on 3 of 5 GPUs)" in a["0000:0b:00.0"]["drift"]
+    same = ("rlc ", "imu ", "ta_ras ", "sdma0 ", "VBIOS ")
+    assert not any(item.startswith(same) for item in a["0000:03:00.0"]["drift"])
+    # The VBIOS: 113-APM107573-101 on three cards (two of the first host, one of the second).
+    assert b["0000:0a:00.0"]["drift"] == [
+        "VBIOS 113-48WD6SHD1-P02, unlike the class (113-APM107573-101 on 3 of 5 GPUs)"]
+    assert b["0000:0d:00.0"]["drift"] == []
+    assert b["0000:45:00.0"]["drift"] == ["VBIOS 113-R9700AT-F40, unlike the class (113-APM107573-101 on 3 of 5 GPUs)"]
+    # The iGPU is a model of its own in the class; the Strix Halo a class of its own: nothing to compare.
+    assert a["0000:7c:00.0"]["drift"] == [] and hosts["strix-01"]["gpus"][0]["drift"] == []
+    # Two hosts, two drivers: the class is split, both are listed; the same ROCm release: nothing.
+    for name, driver in (("r9700-a", "6.16.13"), ("r9700-b", "6.19.0")):
+        assert hosts[name]["drift"] == ["amdgpu driver %s: the class is split (6.16.13 on 1, 6.19.0 on 1 hosts)"
+                                        % driver]
+    assert hosts["strix-01"]["drift"] == []
+    assert fleet["summary"]["hosts_with_drift"] == 2
+
+
+def test_the_page_shows_firmware_and_drift(tmp_path):
+    import re
+    import jinja2
+    _records, fleet = r9700_fleet(tmp_path)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROOT / "roles" / "rocm_report" / "templates")))
+    html = env.get_template("fleet-report.html.j2").render(__rocm_report=fleet, rocm_report_title="t")
+    heads = len(re.findall(r"<th\b", html))
+    assert [len(re.findall(r"<td\b", row)) for row in re.findall(r"<tr class=.*?</tr>", html, re.S)] == [heads] * 7
+    assert "VBIOS 113-48WD6SHD1-P02" in html and "class r9700_nodes" in html
+    assert "VBIOS 113-R9700AT-F40, unlike the class (113-APM107573-101 on 3 of 5 GPUs)" in html
+    assert "the class is split (6.16.13 on 1, 6.19.0 on 1 hosts)" in html
+    assert re.search(r"<b>2</b>hosts unlike their class", html)

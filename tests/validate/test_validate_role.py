@@ -174,40 +174,50 @@ def test_tiny_cpu_run_end_to_end_and_idempotent(tmp_path, torch_python):
     assert recap(out)["changed"] == 0
 
 
-def index_url_run(tmp_path, rocm_version):
-    """index_url.yml (the role's index default, rendered) for a release; its output."""
+WHEEL_INDEXES = {
+    "6.2.4": "rocm6.2.4",  # the point release with its own index (rocm-reference.md 8.1)
+    "6.2": "rocm6.2",
+    "6.1.3": "rocm6.1",
+    "6.3.1": "rocm6.3",
+    "6.4.0": "rocm6.4",
+    "7.2.3": "rocm7.2",  # torch 2.11 is built for ROCm 7.2 (rocm-reference.md 8.1), from the release table
+    "7.1": "rocm7.1",
+}
+# The ROCm Core SDK: AMD's own index (plan_validate.py).
+CORE_WHEEL_INDEXES = {
+    "10.1.0": "https://stable.repo.amd.com/rocm/whl-next/",
+    "7.14.1": "https://repo.amd.com/rocm/whl-multi-arch/",
+}
+
+
+@pytest.fixture(scope="module")
+def index_urls(tmp_path_factory):
+    """index_url.yml (the role's index default, rendered) once over one local host per release: {release: URL}."""
+    tmp_path = tmp_path_factory.mktemp("index-url")
+    releases = sorted(set(WHEEL_INDEXES) | set(CORE_WHEEL_INDEXES))
+    hosts = dict(("r" + release, {"rocm_version": release}) for release in releases)
+    inventory = tmp_path / "hosts.json"
+    inventory.write_text(json.dumps({"all": {"hosts": hosts, "vars": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}))
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOCALHOST_WARNING="false",
                ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
-    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-c", "local", "-i", "localhost,",
-                           str(Path(__file__).with_name("index_url.yml")), "-e", "rocm_version=%s" % rocm_version,
-                           "-e", "ansible_python_interpreter=%s" % sys.executable],
-                          cwd=str(REPO), env=env, capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-i", str(inventory), str(Path(__file__).with_name("index_url.yml"))],
+                          cwd=str(REPO), env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc
+    found = dict(re.findall(r"^\s*msg: r(\S+) INDEX=(\S+?)\"?$", proc.stdout, re.M))
+    assert sorted(found) == releases, proc.stdout
+    return found
 
 
-@pytest.mark.parametrize("rocm_version, index", [
-    ("6.2.4", "rocm6.2.4"),  # the point release with its own index (rocm-reference.md 8.1)
-    ("6.2", "rocm6.2"),
-    ("6.1.3", "rocm6.1"),
-    ("6.3.1", "rocm6.3"),
-    ("6.4.0", "rocm6.4"),
-    ("7.2.3", "rocm7.2"),  # torch 2.11 is built for ROCm 7.2 (rocm-reference.md 8.1), from the release table
-    ("7.1", "rocm7.1"),
-])
-def test_wheel_index_follows_the_rocm_version(tmp_path, rocm_version, index):
-    proc = index_url_run(tmp_path, rocm_version)
+@pytest.mark.parametrize("rocm_version, index", sorted(WHEEL_INDEXES.items()))
+def test_wheel_index_follows_the_rocm_version(index_urls, rocm_version, index):
     # the host part is the role default's; what varies is the index folder
-    assert re.findall(r"INDEX=https://\S+/whl/(rocm[0-9.]+)\"?$", proc.stdout, re.M) == [index]
+    assert re.fullmatch(r"https://\S+/whl/(rocm[0-9.]+)/?", index_urls[rocm_version]).group(1) == index
 
 
-@pytest.mark.parametrize("rocm_version, index", [
-    ("10.1.0", "https://stable.repo.amd.com/rocm/whl-next/"),  # the ROCm Core SDK: AMD's own index (plan_validate.py)
-    ("7.14.1", "https://repo.amd.com/rocm/whl-multi-arch/"),
-])
-def test_a_core_release_takes_amds_wheel_index(tmp_path, rocm_version, index):
-    proc = index_url_run(tmp_path, rocm_version)
-    assert re.findall(r"INDEX=(\S+?)\"?$", proc.stdout, re.M) == [index]
+@pytest.mark.parametrize("rocm_version, index", sorted(CORE_WHEEL_INDEXES.items()))
+def test_a_core_release_takes_amds_wheel_index(index_urls, rocm_version, index):
+    assert index_urls[rocm_version] == index
 
 
 def test_argument_specs_mirror_defaults():

@@ -16,7 +16,7 @@ GPU = {
     "molecule-rocm-bookworm": "AMD Instinct MI250X",
     "molecule-rocm-trixie": "AMD Radeon RX 6900 XT",
 }
-# The converged hosts (the batch hosts of test_upgrade_batches.py are left fresh).
+# The converged hosts (the batch hosts of test_upgrade_then_uninstall.py are left fresh).
 testinfra_hosts = sorted(GPU)
 USERS = ["alice", "bob"]
 # The containers see no AMD GPU on their PCI bus (their GPUs are the fixture tools' captures), so they get the
@@ -130,6 +130,9 @@ def test_bashrc_block_is_marked_and_alone(host, user):
     assert "export ROCM_PATH=" + PREFIX in block
     # The user's own content is still there.
     assert "HISTCONTROL" in bashrc or "shopt" in bashrc
+    # Written as the user, and the run left nothing else in the home folder: no ~/.ansible (docs/security.md).
+    assert host.file(f"/home/{user}/.bashrc").user == user
+    assert not host.file(f"/home/{user}/.ansible").exists
 
 
 def test_linker_finds_rocm_libraries(host):

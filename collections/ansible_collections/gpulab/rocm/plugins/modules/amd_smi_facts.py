@@ -10,16 +10,18 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 ---
 module: amd_smi_facts
-short_description: Read per-GPU ids, memory, sensors, clocks and links from C(amd-smi) into facts
+short_description: Read per-GPU ids, memory, sensors, clocks, links and firmware from C(amd-smi) into facts
 version_added: 0.1.0
 description:
-  - Runs C(amd-smi static --json), C(amd-smi metric --json) and C(amd-smi list --json), merges them per GPU and
-    returns one record per GPU under C(ansible_facts.amd_smi), in the same shape as M(gpulab.rocm.rocm_smi_facts).
+  - Runs C(amd-smi static --json), C(amd-smi metric --json), C(amd-smi list --json) and C(amd-smi firmware), merges
+    them per GPU and returns one record per GPU under C(ansible_facts.amd_smi), in the same shape as
+    M(gpulab.rocm.rocm_smi_facts).
   - >-
     Accepts both JSON containers amd-smi has used, the bare array (amd-smi 24/25) and C({"gpu_data": [...]})
     (25.x/26.x), C({value, unit}) objects and C(N/A) values.
   - With O(src), parses one saved output instead, detecting what it is (static, metric, list or topology JSON,
-    the text C(list) and C(metric) forms, C(metric --csv), or the default table of amd-smi 26).
+    the text C(list), C(metric), C(static) and C(firmware) forms, C(metric --csv), the default table of amd-smi 26,
+    or the table of C(amd-smi monitor)).
   - A host without C(amd-smi) gets C(present=false). amd-smi's no-GPU errors (exit status 255,
     C(driver not initialized), C(Unable to detect any GPU devices)) give C(gpu_count=0) and an C(error), or a
     failure with O(fail_on_no_gpu=true). Output in no known form gives a failed result with the reason.
@@ -32,7 +34,14 @@ options:
   metric:
     description:
       - Also run C(amd-smi metric --json) for temperatures, power, clocks, use and the current PCIe link.
-      - It is the slowest of the three calls; turn it off when only ids, names and sizes are needed.
+      - It is the slowest of the calls; turn it off when only ids, names and sizes are needed.
+    type: bool
+    default: true
+  firmware:
+    description:
+      - Also run C(amd-smi firmware) (alias C(ucode)) for each GPU's microcode versions (C(gpus[].firmware)).
+      - Its text form is read (the form of every real capture); the C(FW_VERSION) forms amd-smi has printed are
+        normalized (docs/hardware.md).
     type: bool
     default: true
 requirements:
@@ -51,9 +60,10 @@ EXAMPLES = r'''
 - name: Read amd-smi facts
   gpulab.rocm.amd_smi_facts:
 
-- name: Ids and sizes only (skip the metric call)
+- name: Ids and sizes only (skip the metric and firmware calls)
   gpulab.rocm.amd_smi_facts:
     metric: false
+    firmware: false
 
 - name: Parse a saved `amd-smi metric --json`
   gpulab.rocm.amd_smi_facts:
@@ -81,11 +91,12 @@ ansible_facts:
           description: Exit status of the first amd-smi call (C(static)); null with O(src).
           type: int
         forms:
-          description: The forms read (C(json), C(text), C(csv), C(table)).
+          description: The forms read (C(json), C(text), C(csv), C(table), C(monitor)).
           type: list
           elements: str
         kinds:
-          description: What the outputs held (C(static), C(metric), C(list), C(topology), C(default)).
+          description: What the outputs held (C(static), C(metric), C(list), C(topology), C(firmware), C(default),
+            C(monitor)).
           type: list
           elements: str
         amdsmi_version:
@@ -102,12 +113,15 @@ ansible_facts:
             - One record per GPU with the keys of M(gpulab.rocm.rocm_smi_facts)'s C(gpus) (C(card) and C(series) are
               always null), plus C(uuid), C(uuid_placeholder), C(kfd_id), C(partition_id), C(subvendor_id),
               C(vbios_version), C(boot_firmware), C(compute_units), C(vram_type), C(vram_vendor), C(max_power_w),
-              C(max_link_speed_gts), C(max_link_width) and C(driver_version).
+              C(max_link_speed_gts), C(max_link_width) and C(driver_version); C(firmware) as in
+              M(gpulab.rocm.rocm_smi_facts), from C(amd-smi firmware).
             - C(vbios), C(vbios_version) and C(boot_firmware) are the firmware block's C(PART_NUMBER), C(VERSION) and
               C(BOOT_FIRMWARE) - C(IFWI) from ROCm 7.1, C(VBIOS) before; C(BOOT_FIRMWARE) (the legacy VBIOS version
               number) is printed from amd-smi 27.1 (ROCm 10.1) on, else null.
             - C(temperature_c) is the edge sensor, or the hotspot where there is none (MI300); C(power_cap_w) is
-              C(limit.socket_power); C(sclk_mhz) and C(mclk_mhz) are C(gfx_0) and C(mem_0).
+              C(limit.socket_power), null where amd-smi shows none (an APU's C(14 W) in the default table, a cap of
+              C(0 W), and C(amd-smi monitor), which prints no cap); C(sclk_mhz) and C(mclk_mhz) are C(gfx_0) and
+              C(mem_0).
           type: list
           elements: dict
         gpu_count:
@@ -133,9 +147,11 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gpu_tools impo
 
 
 def main():
-    module = AnsibleModule(argument_spec=facts_spec(metric=dict(type='bool', default=True)),
+    module = AnsibleModule(argument_spec=facts_spec(metric=dict(type='bool', default=True),
+                                                    firmware=dict(type='bool', default=True)),
                            supports_check_mode=True)
-    facts_main(module, 'amd-smi', empty_amd_smi, parse_amd_smi, read_amd_smi, module.params['metric'], module.warn)
+    facts_main(module, 'amd-smi', empty_amd_smi, parse_amd_smi, read_amd_smi, module.params['metric'], module.warn,
+               module.params['firmware'])
 
 
 if __name__ == '__main__':

@@ -21,6 +21,8 @@ description:
     C(gfx_target_version) (90010 is gfx90a, 90402 is gfx942).
   - Tells whether it runs in a container (C(/.dockerenv), C(/run/.containerenv), C(container=) in the environment
     of PID 1, or container names in its cgroup).
+  - Reads each AMD GPU's firmware versions where the driver shows them - amdgpu's C(fw_version/) and
+    C(vbios_version) in sysfs, and as root C(amdgpu_firmware_info) in debugfs (C(<sysfs_root>/kernel/debug)).
 author:
   - gpulab.rocm contributors (@gpulab)
 extends_documentation_fragment:
@@ -201,6 +203,24 @@ ansible_facts:
                 dpm_width:
                   description: Width of the current level in amdgpu's C(pp_dpm_pcie), else null.
                   type: int
+            vbios_version:
+              description: The VBIOS part number amdgpu shows in C(vbios_version) (C(113-D65201-046)); AMD GPUs only,
+                null where the file is not there.
+              type: str
+            firmware:
+              description:
+                - The microcode versions of amdgpu's C(fw_version/<block>_fw_version) files, by block id (C(mec),
+                  C(sos), C(smc), C(ta_ras), C(sdma0), ...), each C(0x%08x) as the driver prints it; blocks at 0 (no
+                  firmware loaded) are left out. AMD GPUs only; C({}) where the driver has no such folder.
+                - The shape of docs/hardware.md's firmware inventory, as M(gpulab.rocm.rocm_smi_facts) and
+                  M(gpulab.rocm.amd_smi_facts) return it.
+              type: dict
+            firmware_debugfs:
+              description:
+                - The GPU's C(amdgpu_firmware_info) in debugfs (every block the driver knows, the newer ones too -
+                  C(mes), C(mes_kiq), C(imu), C(vpe), C(dmcub), ...), C({firmware, vbios}) in the same shape; null where
+                  it cannot be read (not root, debugfs not mounted). AMD GPUs only.
+              type: dict
         amd:
           description: The AMD entries of C(devices).
           type: list
@@ -266,6 +286,7 @@ ansible_facts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.host.facts_module import clean_facts
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.firmware import add_to_pci
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci
 
 
@@ -279,7 +300,8 @@ def main():
         supports_check_mode=True,
     )
     try:
-        facts = gather_pci(module.params['sysfs_root'], module.params['root'], module.params['proc_root'])
+        facts = add_to_pci(gather_pci(module.params['sysfs_root'], module.params['root'], module.params['proc_root']),
+                           module.params['sysfs_root'])
     except (IOError, OSError) as exc:
         module.fail_json(msg='Cannot read the PCI devices: {0}'.format(exc))
     module.exit_json(changed=False, ansible_facts={'gpu_pci': clean_facts(module, 'gpu_pci', facts, [])})

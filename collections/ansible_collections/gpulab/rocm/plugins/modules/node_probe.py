@@ -215,6 +215,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
     ToolTimeout, process_run, rocm_version_files, timed_run, tool_dirs, utf8_notice, valid_utf8,
 )
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import firmware
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gpu_tools import read_all
 from ansible_collections.gpulab.rocm.plugins.module_utils.node.health_run import (
     read_recorded_count, read_result as read_health_result,
@@ -431,7 +432,8 @@ class Probe(object):
         self.node['ldconfig'] = ns.ldconfig_state('/', ns.LDCONFIG_FILE, ns.parse_ldconfig_p(stdout))
 
     def gpus(self):
-        self.node['gpu_pci'] = gather_pci(self.params['sysfs_root'], '/', '/proc')
+        self.node['gpu_pci'] = firmware.add_to_pci(gather_pci(self.params['sysfs_root'], '/', '/proc'),
+                                                   self.params['sysfs_root'])
 
     def tools(self):
         self.node['tools'] = read_all(self._gpu_run, self.find, self.params['amd_smi_metric'], self.module.warn)

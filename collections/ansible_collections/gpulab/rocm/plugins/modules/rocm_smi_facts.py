@@ -10,12 +10,12 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 ---
 module: rocm_smi_facts
-short_description: Read per-GPU ids, memory, sensors, clocks and bus from C(rocm-smi) into facts
+short_description: Read per-GPU ids, memory, sensors, clocks, bus and firmware from C(rocm-smi) into facts
 version_added: 0.1.0
 description:
   - Runs C(rocm-smi) once with C(--showid --showproductname --showuniqueid --showvbios --showmeminfo vram --showtemp
-    --showpower --showmaxpower --showclocks --showuse --showbus --json) and returns one record per GPU under
-    C(ansible_facts.rocm_smi).
+    --showpower --showmaxpower --showclocks --showuse --showbus --showfwinfo --json) and returns one record per GPU
+    under C(ansible_facts.rocm_smi).
   - When that prints no JSON (old versions without C(--json)), runs plain C(rocm-smi) and reads its table.
   - With O(src), parses a saved output of any form instead; the form is detected from the text (C(--json) on one
     line or re-indented, C(--csv), the C(GPU[n] key value) sections of C(-a), C(--showproductname) and the like,
@@ -205,6 +205,16 @@ ansible_facts:
             partitions:
               description: Compute and memory partition modes when shown (MI300).
               type: raw
+            firmware:
+              description:
+                - The GPU's microcode versions (C(--showfwinfo), the C(Firmware Information) section of C(-a)), by
+                  block id (C(mec), C(sos), C(smc), C(ta_ras), C(sdma0), ...) - the shape of docs/hardware.md's
+                  firmware inventory.
+                - Each version is C(0x%08x) of the number the driver holds, whatever form the tool printed
+                  (C(138), C(0x0036024b), C(00.85.91.00)), so the same firmware compares equal across tools;
+                  blocks at version 0 (nothing loaded) and those the tool calls not supported are left out.
+              type: dict
+              sample: {mec: '0x0000008a', sos: '0x0036024b', smc: '0x00555b00', ta_ras: '0x2000000c'}
         gpu_count:
           description: Number of GPUs.
           type: int

@@ -4,7 +4,8 @@
 """The node's gpulab_* metrics in Prometheus' text exposition format, for node_exporter's textfile collector.
 
 collect() reads the node with the collection's own readers (pci.py for the PCI functions and their links and the
-KFD topology, gpu_sysfs.py for AER, RAS and the sensors) and the health check's last result (the interface of
+KFD topology, gpu_sysfs.py for AER, RAS, PCIe replays and the sensors, firmware.py for the firmware versions in
+sysfs) and the health check's last result, with its kernel log counts where it has them (the interface of
 docs/health.md: /var/lib/gpulab/health/last.json); render() turns that snapshot into text and is pure; main() is
 the CLI the systemd timer runs (gpulab-metrics-textfile), which writes the file atomically (a temporary file in the
 same folder, renamed over it), so node_exporter never reads half a file. docs/metrics.md lists every metric.
@@ -23,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gpu_sysfs, pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import firmware, gpu_sysfs, pci
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import rocm_version_files
 
 HEALTH_FILE = '/var/lib/gpulab/health/last.json'
@@ -34,6 +35,12 @@ GPU_LABELS = ('gpu', 'pci_bdf', 'model', 'gfx', 'render_node', 'partition')
 _PARTITION = re.compile(r'^[A-Z]{3}$')
 _TEXTFILE_NAME = re.compile(r'^[A-Za-z0-9_.-]+\.prom$')
 _BDF = re.compile(r'\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b')
+# The health result's "kernel_log" (docs/health.md): where the check read the kernel log, and per event code its
+# count since the check's state file was made and its severity. Older node code writes no such key.
+KERNEL_LOG_SOURCES = ('journal', 'kmsg', 'file', 'none')
+KERNEL_LOG_SEVERITIES = ('fatal', 'warn')
+_EVENT_CODE = re.compile(r'^[A-Z][A-Z0-9_]{0,63}\Z')
+MAX_EVENT_CODES = 256
 
 # name: (type, help). Every family render() can write; docs/metrics.md and the dashboard test read this table.
 METRICS = {
@@ -45,6 +52,8 @@ METRICS = {
     'gpulab_gpu_info': ('gauge', 'One series per AMD GPU (per KFD agent; a GPU the KFD does not list has gpu=""), '
                                  'with its driver and compute and memory partition modes.'),
     'gpulab_gpu_vbios_info': ('gauge', 'The VBIOS version of each AMD GPU, with the node class.'),
+    'gpulab_gpu_firmware_info': ('gauge', "One series per firmware block of each AMD GPU (amdgpu's fw_version/ in "
+                                          "sysfs): its id and version (0x%08x), with the node class."),
     'gpulab_gpu_pcie_link_speed_transfers_per_second': (
         'gauge', 'Current speed of the narrowest PCIe link between the GPU and the root port (the slot link behind '
                  'an on-package switch).'),
@@ -57,6 +66,8 @@ METRICS = {
                                                     '(aer_dev_correctable, aer_dev_nonfatal, aer_dev_fatal).'),
     'gpulab_gpu_ecc_errors_total': ('counter', "amdgpu's RAS error counts per IP block (ras/<block>_err_count) and "
                                                'kind (uncorrectable, correctable, deferred).'),
+    'gpulab_gpu_pcie_replays_total': ('counter', 'PCIe link-level replays the GPU counted since the driver loaded '
+                                                 '(pcie_replay_count).'),
     'gpulab_gpu_vram_total_bytes': ('gauge', 'VRAM of the GPU (mem_info_vram_total).'),
     'gpulab_gpu_vram_used_bytes': ('gauge', 'VRAM in use (mem_info_vram_used).'),
     'gpulab_gpu_temperature_celsius': ('gauge', 'Edge temperature of the GPU (hwmon temp1_input).'),
@@ -64,7 +75,7 @@ METRICS = {
     'gpulab_gpu_busy_ratio': ('gauge', 'Share of time the GPU was busy (gpu_busy_percent / 100).'),
     'gpulab_rocm_info': ('gauge', 'The ROCm release behind the ROCm path (.info/version) and its install source.'),
     'gpulab_amdgpu_driver_info': ('gauge', 'The amdgpu driver: the DKMS module version, or the kernel release when '
-                                           "the kernel's own driver is loaded."),
+                                           "the kernel's own driver is loaded, with the node class."),
     'gpulab_reboot_required': ('gauge', '1 when the node waits for a reboot (/run/reboot-required).'),
     'gpulab_health_result_valid': ('gauge', "1 when the health check's result file was read; 0 when it was refused "
                                             '(a link, not root-owned, writable by others, too big, not its format).'),
@@ -72,6 +83,14 @@ METRICS = {
     'gpulab_health_last_run_timestamp_seconds': ('gauge', 'When the health check last ran (unix seconds).'),
     'gpulab_health_check_ok': ('gauge', 'Per health check and GPU (gpu: its KFD index; pci_bdf: the address of a GPU '
                                         'the KFD does not list): 1 for pass or warn, 0 for fail or error.'),
+    'gpulab_kernel_log_events_total': ('counter', "Kernel log events the health check counted per code since its "
+                                                  "state file was made, with the code's severity (fatal, warn)."),
+    'gpulab_kernel_log_events_last_run': ('gauge', "Kernel log events the health check's last run counted per code "
+                                                   "(its log since the run before), with the code's severity."),
+    'gpulab_kernel_log_source_info': ('gauge', 'Where the health check read the kernel log (journal, kmsg, file, '
+                                               'none).'),
+    'gpulab_kernel_log_truncated': ('gauge', "1 when the health check's last read of the kernel log was cut at its "
+                                             "bound (events past it were not counted)."),
 }
 
 
@@ -141,7 +160,8 @@ def collect(sysfs_root='/sys', root='/', config=None, now=None, trusted_uid=0):
             device_dir = os.path.join(devices_dir, bdf)
             device.update(
                 aer=gpu_sysfs.aer_totals(gpu_sysfs.read_aer(device_dir)), ras=gpu_sysfs.read_ras(device_dir),
-                sensors=gpu_sysfs.read_sensors(device_dir),
+                sensors=gpu_sysfs.read_sensors(device_dir), firmware=firmware.read_sysfs(device_dir),
+                pcie_replays=gpu_sysfs.read_pcie_replay_count(device_dir),
                 vbios=_first_line(os.path.join(device_dir, 'vbios_version')),
                 compute_partition=_partition_mode(device_dir, 'current_compute_partition'),
                 memory_partition=_partition_mode(device_dir, 'current_memory_partition'))
@@ -291,6 +311,9 @@ def render(snapshot):
         if device.get('vbios'):
             out.add('gpulab_gpu_vbios_info', base + (('vbios_version', device['vbios']),
                                                      ('node_class', node_class)), 1)
+        for block, version in sorted((device.get('firmware') or {}).items()):
+            out.add('gpulab_gpu_firmware_info', base + (('node_class', node_class), ('firmware', block),
+                                                        ('version', version)), 1)
         _link(out, base, device['link'])
         for kind in gpu_sysfs.AER_KINDS:
             if kind in device['aer']:
@@ -298,6 +321,7 @@ def render(snapshot):
         for block in sorted(device['ras']):
             for kind, count in sorted(device['ras'][block].items()):
                 out.add('gpulab_gpu_ecc_errors_total', base + (('block', block), ('kind', kind)), count)
+        out.add('gpulab_gpu_pcie_replays_total', base, device.get('pcie_replays'))
         sensors = device['sensors']
         out.add('gpulab_gpu_vram_total_bytes', base, sensors['vram_total_bytes'])
         out.add('gpulab_gpu_vram_used_bytes', base, sensors['vram_used_bytes'])
@@ -311,7 +335,8 @@ def render(snapshot):
                                      ('node_class', node_class)), 1)
     driver = snapshot['driver']
     if driver.get('version'):
-        out.add('gpulab_amdgpu_driver_info', (('version', driver['version']), ('source', driver['source'])), 1)
+        out.add('gpulab_amdgpu_driver_info', (('version', driver['version']), ('source', driver['source']),
+                                              ('node_class', node_class)), 1)
     out.add('gpulab_reboot_required', (), bool(snapshot['reboot_required']))
     _health(out, snapshot)
     return out.text()
@@ -355,6 +380,31 @@ def _health(out, snapshot):
         worst[labels] = min(worst.get(labels, 1), HEALTH_OK[check['status']])
     for labels, value in worst.items():
         out.add('gpulab_health_check_ok', labels, value)
+    _kernel_log(out, health.get('kernel_log'))
+
+
+def _kernel_log(out, kernel_log):
+    """The health result's kernel_log: its source, whether the read was cut, and per event code its total since
+    the check's state file was made and its last run's count. Every code the result names (in totals, run or
+    severity) is a series of both, 0 where nothing was counted. A result without the key (node code older than the
+    kernel log check) or with values out of form gives no series for them."""
+    if not isinstance(kernel_log, dict):
+        return
+    source = kernel_log.get('source')
+    if source in KERNEL_LOG_SOURCES:
+        out.add('gpulab_kernel_log_source_info', (('source', source),), 1)
+    if isinstance(kernel_log.get('truncated'), bool):
+        out.add('gpulab_kernel_log_truncated', (), kernel_log['truncated'])
+    totals, run, severity = [kernel_log.get(key) if isinstance(kernel_log.get(key), dict) else {}
+                             for key in ('totals', 'run', 'severity')]
+    codes = sorted(code for code in set(totals) | set(run) | set(severity)
+                   if isinstance(code, str) and _EVENT_CODE.match(code))
+    for code in codes[:MAX_EVENT_CODES]:
+        level = severity.get(code) if severity.get(code) in KERNEL_LOG_SEVERITIES else 'unknown'
+        for name, counts in (('gpulab_kernel_log_events_total', totals), ('gpulab_kernel_log_events_last_run', run)):
+            count = counts.get(code, 0)
+            if not isinstance(count, bool) and isinstance(count, int) and 0 <= count < 2 ** 63:
+                out.add(name, (('code', code), ('severity', level)), count)
 
 
 def _entry_bdf(check):

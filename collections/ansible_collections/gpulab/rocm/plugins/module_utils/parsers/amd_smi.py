@@ -9,8 +9,10 @@ Read, and detected from the text itself:
   text    `amd-smi list` and `amd-smi metric` (upper-case nested keys, units inline)
   csv     `amd-smi metric --csv`
   table   the default view of amd-smi 26.x (no arguments)
-parse_amd_smi(text, ...) merges any number of outputs per GPU index (the module passes static, metric and
-list) and returns {forms, kinds, amdsmi_version, rocm_version, driver_version, gpus, gpu_count, error, ...}.
+  monitor `amd-smi monitor` (one row per GPU: POWER, GPU_T, ...; its POWER has no cap)
+`amd-smi firmware` (text: "GPU: N / FW_LIST: / FW n:" or "FW_n:") is read as text; parsers/firmware.py normalizes
+its list. parse_amd_smi(text, ...) merges any number of outputs per GPU index (the module passes static, metric,
+list and firmware) and returns {forms, kinds, amdsmi_version, rocm_version, driver_version, gpus, gpu_count, ...}.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -24,9 +26,11 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common 
     MAX_DEPTH, PERMISSION_HINT, ParseError, find_json_start, hex_id, is_na, load_json, normalize_bdf, strip_ansi,
     to_float, to_int,
 )
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import firmware as fw
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import VENDOR_AMD, lookup, normalize_gfx_name
 
-COMMANDS = (['static', '--json'], ['metric', '--json'], ['list', '--json'])
+# `firmware` as text: the form of every real capture (fixtures amd-smi/firmware-text-*); its JSON is read too.
+COMMANDS = (['static', '--json'], ['metric', '--json'], ['list', '--json'], ['firmware'])
 
 DRIVER_NOT_LOADED = (
     'amd-smi: the amdgpu driver is not initialised ("driver not initialized (amdgpu not found in modules)"), so '
@@ -52,6 +56,22 @@ _TABLE_HEAD = re.compile(r'AMD-SMI (\S+)\s+amdgpu version: (\S+)\s+ROCm version:
 _TABLE_ROW = re.compile(r'^\|([^|]*)\|([^|]*)\|$')  # a GPU row of the default table: two cells between pipes
 _TABLE_RULE = re.compile(r'^[|+][-=+]*[|+]$')  # '|====+====|', '+----+----+', '|----+----|'
 _PARTITION_MODE = re.compile(r'^(N/A|[A-Za-z0-9_]+)/(N/A|[A-Za-z0-9_]+)$')  # 'SPX/NPS1', 'SPX/N/A'
+# The default view's Power-Usage cell: '142/750 W', 'N/A/750 W', an APU's '14 W' (no cap; amd-smi 26.1 on Strix
+# Halo) or 'N/A/0 W' (a cap of 0 is none), or 'N/A' alone.
+_TABLE_POWER = re.compile(r'(N/A|\d+(?:\.\d+)?)(?:/(N/A|\d+(?:\.\d+)?))? W\s*$')
+_FW_KEY = re.compile(r'^FW[ _]\d{1,3}$')  # amd-smi firmware's 'FW 0:' (some builds: 'FW_0:')
+_MONITOR_HEAD = re.compile(r'^\s*GPU\s{2,}(?:XCP\s{2,})?POWER\b')
+# `amd-smi monitor` columns (the ROCm 6.2-era names, then the newer short ones) -> where the value goes in amd-smi's
+# JSON shape.
+_MONITOR_PATHS = {
+    'POWER': ('power', 'socket_power'), 'PWR_CAP': ('limit', 'socket_power'),
+    'GPU_TEMP': ('temperature', 'hotspot'), 'GPU_T': ('temperature', 'hotspot'),
+    'MEM_TEMP': ('temperature', 'mem'), 'MEM_T': ('temperature', 'mem'),
+    'GFX_UTIL': ('usage', 'gfx_activity'), 'GFX%': ('usage', 'gfx_activity'),
+    'MEM_UTIL': ('usage', 'umc_activity'), 'MEM%': ('usage', 'umc_activity'),
+    'GFX_CLOCK': ('clock', 'gfx_0', 'clk'), 'GFX_CLK': ('clock', 'gfx_0', 'clk'),
+    'MEM_CLOCK': ('clock', 'mem_0', 'clk'), 'MEM_CLK': ('clock', 'mem_0', 'clk'),
+}
 _CSV_PATHS = {
     'gfx_activity': ('usage', 'gfx_activity', '%'), 'umc_activity': ('usage', 'umc_activity', '%'),
     'socket_power': ('power', 'socket_power', 'W'),
@@ -80,6 +100,8 @@ def _kind(entry):
         return 'static'
     if any(key in entry for key in ('usage', 'power', 'clock', 'temperature', 'mem_usage', 'pcie')):
         return 'metric'
+    if 'fw_list' in entry:
+        return 'firmware'
     if 'links' in entry:
         return 'topology'
     if 'uuid' in entry or 'kfd_id' in entry:
@@ -154,7 +176,7 @@ def _read_text(lines):
             raise ParseError('amd-smi text output must start with "GPU: N", found {0!r}'.format(line[:60]))
         indent = len(line) - len(line.lstrip())
         key, sep, value = line.strip().partition(':')
-        if not sep or ' ' in key:
+        if not sep or (' ' in key and not _FW_KEY.match(key)):
             value = last[0].get(last[1]) if last else None
             if isinstance(value, str) and value.startswith('[') and not value.endswith(']'):
                 last[0][last[1]] += ' ' + line.strip()  # a list wrapped over several lines
@@ -181,8 +203,9 @@ def _convert_text(data):
     converted = {}
     for key, value in data.items():
         if isinstance(value, dict):
-            # The firmware block holds identifiers, kept as printed: IFWI VERSION 00154951 is no number.
-            converted[key] = value if key in ('ifwi', 'vbios') else _convert_text(value)
+            # The firmware blocks hold identifiers, kept as printed: IFWI VERSION 00154951 is no number, and
+            # FW_VERSION 61.13.00.C is hex digits (parsers/firmware.py reads them).
+            converted[key] = value if key in ('ifwi', 'vbios', 'fw_list') else _convert_text(value)
         else:
             converted[key] = _text_value(value) if isinstance(value, str) else value
     return converted
@@ -274,10 +297,11 @@ def _read_table(lines):
                                  'damaged.'.format(pending['bus']['bdf']))
             pending = {'bus': {'bdf': bdf}, 'asic': {'market_name': name.strip() or None}}
             temp = re.search(r'(\d+(?:\.\d+)?) °C', right)
-            power = re.search(r'(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) W', right)
+            power = _TABLE_POWER.search(right)
             pending['temperature'] = {'hotspot': {'value': to_float(temp.group(1)), 'unit': 'C'}} if temp else {}
-            if power:
+            if power and to_float(power.group(1)) is not None:
                 pending['power'] = {'socket_power': {'value': to_float(power.group(1)), 'unit': 'W'}}
+            if power and to_float(power.group(2)):
                 pending['limit'] = {'socket_power': {'value': to_float(power.group(2)), 'unit': 'W'}}
             continue
         fields = left.split()
@@ -302,6 +326,36 @@ def _read_table(lines):
     return entries, extra
 
 
+def _read_monitor(lines):
+    """`amd-smi monitor`: a header of column names, then one row per GPU (newer amd-smi prints one per XCP, with an
+    XCP column: the GPU's first, XCP 0, is kept), cells apart by two or more spaces ('182 W', '42 °C', '2.9/ 15.9 GB';
+    GTT_USAGE, an APU's column in its place, is not VRAM and is not read)."""
+    lines = [line for line in lines if line.strip()]
+    columns = re.split(r'\s{2,}', lines[0].strip())
+    entries = []
+    for line in lines[1:]:
+        cells = re.split(r'\s{2,}', line.strip())
+        if len(cells) != len(columns) or to_int(cells[0]) is None:
+            raise ParseError('amd-smi monitor row {0!r} does not have the header\'s {1} columns: the output is cut '
+                             'short or damaged.'.format(line[:80], len(columns)))
+        values = dict(zip(columns, cells))
+        if to_int(values.get('XCP', '0')) not in (0, None):
+            continue
+        entry = {'gpu': to_int(cells[0])}
+        for column, path in _MONITOR_PATHS.items():
+            if column in values:
+                target = entry
+                for key in path[:-1]:
+                    target = target.setdefault(key, {})
+                target[path[-1]] = _text_value(values[column])
+        usage = re.match(r'^(\d+(?:\.\d+)?)/\s*(\d+(?:\.\d+)?) (\S+)$', values.get('VRAM_USAGE', ''))
+        if usage:
+            entry['mem_usage'] = {'used_vram': {'value': to_float(usage.group(1)), 'unit': usage.group(3)},
+                                  'total_vram': {'value': to_float(usage.group(2)), 'unit': usage.group(3)}}
+        entries.append((entry['gpu'], entry))
+    return entries
+
+
 def _read(text):
     """(form, [(index, nested dict)], extra) for one amd-smi output."""
     stripped = text.strip()
@@ -309,6 +363,8 @@ def _read(text):
     json_at = find_json_start(text)
     if stripped.startswith('gpu,'):
         return 'csv', _read_csv(stripped), {}
+    if _MONITOR_HEAD.match(stripped.splitlines()[0] if stripped else ''):
+        return 'monitor', _read_monitor(lines), {}
     if _TABLE_HEAD.search(text):
         entries, extra = _read_table(lines)
         if entries is None:
@@ -443,6 +499,7 @@ def _gpu(index, data):
         'numa_node': to_int(_value(data, 'numa', 'node')),
         'partitions': {'compute': compute, 'memory': memory} if (compute or memory) else None,
         'driver_version': _value(data, 'driver', 'version'),
+        'firmware': fw.from_amd_smi(data.get('fw_list')),
     }
     if gpu['vram_total_bytes'] and gpu['vram_used_bytes'] is not None:
         gpu['vram_use_percent'] = round(100.0 * gpu['vram_used_bytes'] / gpu['vram_total_bytes'], 1)
@@ -476,7 +533,7 @@ def parse_amd_smi(*texts):
         for key, value in extra.items():
             result[key] = result[key] or value
         for index, entry in entries:
-            kind = 'default' if form == 'table' else _kind(entry)
+            kind = {'table': 'default', 'monitor': 'monitor'}.get(form) or _kind(entry)
             if kind and kind not in result['kinds']:
                 result['kinds'].append(kind)
             _merge(merged.setdefault(index, {}), entry)

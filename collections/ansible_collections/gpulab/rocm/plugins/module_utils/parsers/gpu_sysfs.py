@@ -5,13 +5,15 @@
 
 The one reader of these files for the health check and the metrics textfile. No AnsibleModule; every reader takes the
 function's folder (`/sys/bus/pci/devices/<bdf>`), so tests point it at a tree built from a capture. Reads are
-bounded (sysfs attributes are at most a page) and never raise: a file that is absent or unreadable gives None.
+bounded (sysfs attributes are at most a page) and never raise: a file that is absent or unreadable gives None, and
+so does one the driver refuses to read because the GPU does not support it (read_attr_state tells which).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import os
 import re
 
@@ -24,24 +26,43 @@ _AER_LINE = re.compile(r'^([A-Za-z][A-Za-z0-9_]*) (\d+)$')
 _HWMON_DIR = re.compile(r'^hwmon\d+$')
 
 
-def read_attr(path):
-    """The text of one sysfs attribute, stripped; None when absent, unreadable, not text or over MAX_ATTR_BYTES."""
+# What amdgpu answers, at read(), for an attribute the GPU has but does not support: pcie_bw gives ENODATA where
+# the ASIC has no PCIe usage counters (APUs, and ASICs without them), xgmi_error EINVAL on a GPU without
+# XGMI; EOPNOTSUPP/ENOTSUP and ENODEV likewise mean "not on this GPU". Such a file is "unsupported": no value, never
+# an error or a failing check.
+UNSUPPORTED_ERRNOS = frozenset(code for code in (
+    getattr(errno, 'ENODATA', None), errno.EINVAL, getattr(errno, 'EOPNOTSUPP', None),
+    getattr(errno, 'ENOTSUP', None), errno.ENODEV) if code is not None)
+
+
+def read_attr_state(path):
+    """(text, state) of one sysfs attribute: the stripped text and 'ok'; else None and 'absent' (no such file),
+    'unsupported' (the driver refuses it for this GPU: UNSUPPORTED_ERRNOS) or 'unreadable' (any other error, a
+    link, more than MAX_ATTR_BYTES, not ASCII)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
-    except OSError:
-        return None
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return None, 'absent'
+        return None, 'unsupported' if exc.errno in UNSUPPORTED_ERRNOS else 'unreadable'
     try:
         data = os.read(fd, MAX_ATTR_BYTES + 1)
-    except OSError:
-        return None
+    except OSError as exc:
+        return None, 'unsupported' if exc.errno in UNSUPPORTED_ERRNOS else 'unreadable'
     finally:
         os.close(fd)
     if len(data) > MAX_ATTR_BYTES:
-        return None
+        return None, 'unreadable'
     try:
-        return data.decode('ascii').strip()
+        return data.decode('ascii').strip(), 'ok'
     except UnicodeDecodeError:
-        return None
+        return None, 'unreadable'
+
+
+def read_attr(path):
+    """The text of one sysfs attribute, stripped; None when absent, unsupported, unreadable, not text or over
+    MAX_ATTR_BYTES."""
+    return read_attr_state(path)[0]
 
 
 def read_int(path):
@@ -49,6 +70,13 @@ def read_int(path):
     if text is None or not re.match(r'^-?\d+\Z', text):
         return None
     return int(text)
+
+
+def read_pcie_replay_count(device_dir):
+    """amdgpu's pcie_replay_count (PCIe link-level replays the GPU counted since the driver loaded); None where the
+    file is absent (APUs, older kernels) or not supported."""
+    count = read_int(os.path.join(device_dir, 'pcie_replay_count'))
+    return count if count is None or count >= 0 else None
 
 
 def parse_aer(text):

@@ -79,8 +79,9 @@ def read_rocm_smi(run, find, executable=None):
     return facts
 
 
-def read_amd_smi(run, find, executable=None, metric=True, warn=None):
-    """amd-smi facts from its static, metric and list calls; an unreadable call is skipped with a warning."""
+def read_amd_smi(run, find, executable=None, metric=True, warn=None, firmware=True):
+    """amd-smi facts from its static, metric, list and firmware calls; an unreadable call is skipped with a
+    warning."""
     facts = empty_amd_smi()
     tool = executable or 'amd-smi'
     binary = find(tool)
@@ -89,7 +90,7 @@ def read_amd_smi(run, find, executable=None, metric=True, warn=None):
         return facts
     texts, rc = [], None
     for args in AMD_SMI_COMMANDS:
-        if args[0] == 'metric' and not metric:
+        if (args[0] == 'metric' and not metric) or (args[0] == 'firmware' and not firmware):
             continue
         code, stdout, stderr = run([binary] + args)
         rc = code if rc is None else rc

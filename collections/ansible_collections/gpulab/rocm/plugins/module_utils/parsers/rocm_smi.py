@@ -24,12 +24,15 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common 
     PERMISSION_HINT, ParseError, find_json_start, hex_id, is_na, load_json, normalize_bdf, strip_ansi, to_float,
     to_int,
 )
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import firmware as fw
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import VENDOR_AMD, lookup, normalize_gfx_name
 
-# The flags rocm_smi_facts passes: one call gives ids, names, memory, sensors, clocks and the bus. Each exists in
-# rocm_smi.py from ROCm 3.x to 7.x (Debian 12's 5.2.3 checked).
+# The flags rocm_smi_facts passes: one call gives ids, names, memory, sensors, clocks, the bus and the firmware
+# versions. Each exists in rocm_smi.py from ROCm 3.x to 7.x (Debian 12's 5.2.3 checked; --showfwinfo takes optional
+# block names, none given: every block).
 JSON_ARGS = ['--showid', '--showproductname', '--showuniqueid', '--showvbios', '--showmeminfo', 'vram',
-             '--showtemp', '--showpower', '--showmaxpower', '--showclocks', '--showuse', '--showbus', '--json']
+             '--showtemp', '--showpower', '--showmaxpower', '--showclocks', '--showuse', '--showbus', '--showfwinfo',
+             '--json']
 
 DRIVER_NOT_LOADED = (
     'rocm-smi: the amdgpu driver is not initialised ("Driver not initialized (amdgpu not found in modules)"), so '
@@ -111,7 +114,7 @@ def _gpu(index, card):
         'temperature_c': None, 'temperatures_c': {}, 'power_w': None, 'power_cap_w': None,
         'sclk_mhz': None, 'mclk_mhz': None, 'use_percent': None, 'fan_percent': None, 'perf_level': None,
         'pcie_bus': None, 'link_speed_gts': None, 'link_width': None, 'numa_node': None,
-        'memory_vendor': None, 'serial': None, 'voltage_mv': None, 'partitions': None,
+        'memory_vendor': None, 'serial': None, 'voltage_mv': None, 'partitions': None, 'firmware': {},
     }
 
 
@@ -160,6 +163,8 @@ def _gpu_from_raw(index, card, raw):
     compute, memory = raw.get('compute partition'), raw.get('memory partition')
     if compute or memory:
         gpu['partitions'] = {'compute': compute, 'memory': memory}
+    # The "Firmware Information" section (-a, --showfwinfo): "MEC firmware version: 138", "SMC ...: 00.85.91.00".
+    gpu['firmware'] = fw.from_rocm_smi(raw.items())
     return _finish(gpu)
 
 

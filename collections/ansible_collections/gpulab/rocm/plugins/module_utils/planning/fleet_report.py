@@ -13,6 +13,7 @@ __metaclass__ = type
 import re
 from collections.abc import Mapping, Sequence
 
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import firmware
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import normalize_bdf
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import gres_of
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_count
@@ -133,6 +134,8 @@ def _finish_row(row, pci):
     row['link'] = _link_from_pci(pci) if pci and (pci.get('link') or {}).get('effective_width') is not None \
         else _link_from_tools(tools)
     row['seen_by'] = sorted(set(label for label, _gpu in records) | ({'pci'} if pci else set()))
+    row['firmware'] = _row_firmware(tools, pci, row['pci_bus'])
+    row['drift'] = []  # filled by fleet_drift, against the other hosts of the class
     row['problems'] = []
     if row['link']['degraded']:
         link = row['link']
@@ -144,6 +147,18 @@ def _finish_row(row, pci):
     return row
 
 
+def _row_firmware(tools, pci, bus):
+    """The GPU's firmware record (parsers/firmware.py's shape, by its order of sources), without the index (the
+    tools number GPUs differently); None where no source shows any firmware."""
+    amd = next((gpu for label, gpu in tools if label == 'amd-smi'), None)
+    rocm = next((gpu for label, gpu in tools if label == 'rocm-smi'), None)
+    found = firmware.merged(amd, rocm, pci if (pci or {}).get('vendor') == 'AMD' else None, pci_bdf=bus)
+    found.pop('index')
+    if not (found['firmware'] or found['vbios'] or found['ifwi'] or found['boot_firmware']):
+        return None
+    return found
+
+
 def _gts(speed):
     """'16 GT/s'; '? GT/s' for what is no speed (None, or a probe reply's text or huge number: the record's schema
     check then names it)."""
@@ -152,8 +167,9 @@ def _gts(speed):
     return ('%g GT/s' % speed)
 
 
-def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
-    """One host's fleet record from its probe (sections gpus, tools, versions, os)."""
+def host_record(node, name, expected_gpu_count=-1, expected_rocm_version='', node_class=''):
+    """One host's fleet record from its probe (sections gpus, tools, versions, os); node_class: the inventory's
+    class of the host (rocm_report_node_class), the group its firmware and versions are compared within."""
     if not isinstance(node, Mapping):
         raise ReportError('the fleet record is built from the probe (gpulab_node), got %s' % type(node).__name__)
     problems = []
@@ -237,6 +253,7 @@ def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
     return {
         'name': name,
         'reachable': True,
+        'node_class': node_class or '',
         'os': _os_text(node.get('os')),
         'kernel': (node.get('os') or {}).get('kernel'),
         'in_container': pci.get('in_container'),
@@ -251,6 +268,7 @@ def host_record(node, name, expected_gpu_count=-1, expected_rocm_version=''):
         'gpus': finished,
         'slurm': slurm,
         'health': health,
+        'drift': [],
     }
 
 
@@ -318,13 +336,15 @@ def _int(value, what):
 
 def unreachable_host(name):
     return {
-        'name': name, 'reachable': False, 'os': None, 'kernel': None, 'in_container': None, 'rocm_version': None,
-        'rocm_build': None, 'driver_version': None, 'gpu_count': 0, 'gfx_targets': [], 'degraded_links': 0,
+        'name': name, 'reachable': False, 'node_class': '', 'os': None, 'kernel': None, 'in_container': None,
+        'rocm_version': None, 'rocm_build': None, 'driver_version': None, 'gpu_count': 0, 'gfx_targets': [],
+        'degraded_links': 0,
         'problems': [UNREACHABLE],
         'host_problems': [UNREACHABLE],
         'gpus': [],
         'slurm': None,
         'health': None,
+        'drift': [],
     }
 
 
@@ -359,6 +379,7 @@ def report_fleet(host_vars, hosts, record_var):
             entries.append(valid_record(record, name))
         except InvalidRecord as exc:
             entries.append(invalid_host(name, exc))
+    fleet_drift(entries)
     models = {}
     for entry in entries:
         for gpu in entry['gpus']:
@@ -372,10 +393,84 @@ def report_fleet(host_vars, hosts, record_var):
             'gpus': sum(len(entry['gpus']) for entry in entries),
             'amd_gpus': sum(entry['gpu_count'] for entry in entries),
             'degraded_links': sum(entry['degraded_links'] for entry in entries),
+            'hosts_with_drift': sum(1 for entry in entries
+                                    if entry['drift'] or any(gpu['drift'] for gpu in entry['gpus'])),
             'models': models,
         },
         'hosts': entries,
     }
+
+
+# --- drift within a node class (CVS-style preflight across the nodes of a class) ---------------------------------
+
+def _most_common(values):
+    """(value, count, total) of the value more items have than any other; value None where two or more tie."""
+    counts = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))
+    tied = len(ranked) > 1 and ranked[0][1] == ranked[1][1]
+    return (None if tied else ranked[0][0]), ranked[0][1], len(values)
+
+
+def _split(counts_of):
+    return ', '.join('%s on %d' % (value, count) for value, count in counts_of)
+
+
+def _differs(what, value, values, unit):
+    """The sentence for one value unlike the class's, or None where it is the class's."""
+    common, count, total = _most_common(values)
+    if value == common:
+        return None
+    if common is None:
+        counts = {}
+        for item in values:
+            counts[item] = counts.get(item, 0) + 1
+        return '%s %s: the class is split (%s %s)' % (what, value, _split(sorted(counts.items())), unit)
+    return '%s %s, unlike the class (%s on %d of %d %s)' % (what, value, common, count, total, unit)
+
+
+def fleet_drift(entries):
+    """Each reachable host's 'drift' and each of its GPUs' 'drift': what differs from the most common value in
+    its node class (hosts without a class form one class, ''): the ROCm release (the version file's line) and the
+    driver version among the class's hosts; per GPU model, the VBIOS part number, the IFWI version, the boot
+    firmware and each microcode block among the class's GPUs of that model. A value no host or GPU reports is not
+    compared; where two values tie, every host or GPU with one of them is listed, as the class is split."""
+    classes = {}
+    for entry in entries:
+        entry.setdefault('drift', [])
+        for gpu in entry['gpus']:
+            gpu['drift'] = []
+        if entry['reachable'] and entry['gpus'] is not None:
+            classes.setdefault(entry.get('node_class') or '', []).append(entry)
+    for hosts in classes.values():
+        for key, what in (('rocm_build', 'ROCm'), ('driver_version', 'amdgpu driver')):
+            values = [host.get(key) or host.get('rocm_version') if key == 'rocm_build' else host.get(key)
+                      for host in hosts]
+            known = [value for value in values if value]
+            for host, value in zip(hosts, values):
+                found = _differs(what, value, known, 'hosts') if value and len(known) > 1 else None
+                if found:
+                    host['drift'].append(found)
+        models = {}
+        for host in hosts:
+            for gpu in host['gpus']:
+                if gpu.get('vendor') == 'AMD' and gpu.get('firmware'):
+                    models.setdefault(gpu['model'], []).append((host, gpu))
+        for gpus in models.values():
+            fields = set(['vbios', 'ifwi', 'boot_firmware'])
+            for _host, gpu in gpus:
+                fields.update(gpu['firmware']['firmware'])
+            for field in sorted(fields):
+                named = field if field in ('vbios', 'ifwi', 'boot_firmware') else None
+                values = [(gpu['firmware'].get(field) if named else gpu['firmware']['firmware'].get(field))
+                          for _host, gpu in gpus]
+                known = [value for value in values if value]
+                for (host, gpu), value in zip(gpus, values):
+                    label = {'vbios': 'VBIOS', 'ifwi': 'IFWI', 'boot_firmware': 'boot firmware'}.get(field, field)
+                    found = _differs(label, value, known, 'GPUs') if value and len(known) > 1 else None
+                    if found:
+                        gpu['drift'].append(found)
 
 
 # --- the record's schema: what the report, its page and its JSON read from each host's record --------------------
@@ -392,6 +487,7 @@ MAX_VRAM_BYTES = 1 << 60     # an exbibyte
 MAX_LINK_WIDTH = 64          # lanes (PCIe stops at x32)
 MAX_LINK_SPEED_GTS = 1024.0  # GT/s (PCIe 7.0: 128)
 MAX_UNIQUE_ID = (1 << 128) - 1
+MAX_FIRMWARE_BLOCKS = firmware.MAX_BLOCKS
 INVALID = 'the host record is invalid at %s: %s. Nothing of it is shown: the reply of the probe (gpulab.rocm.node_probe) ' \
           'on this host is garbled or forged; run the report again, and check the host if it stays'
 
@@ -488,6 +584,7 @@ def valid_record(record, name):
     record = check.mapping(record, 'record')
     entry = {'name': name}
     entry['reachable'] = check.flag(record.get('reachable'), 'reachable', null=False)
+    entry['node_class'] = check.text(record.get('node_class'), 'node_class') or ''
     for key in ('os', 'kernel', 'rocm_version', 'rocm_build', 'driver_version'):
         entry[key] = check.text(record.get(key), key)
     entry['in_container'] = check.flag(record.get('in_container'), 'in_container')
@@ -511,6 +608,7 @@ def valid_record(record, name):
         'verdict': check.text(health.get('verdict'), 'health.verdict', null=False),
         'failing': check.items(health.get('failing'), 'health.failing', MAX_PROBLEMS, check.sentence),
         'error': check.text(health.get('error'), 'health.error', MAX_SENTENCE)}
+    entry['drift'] = []
     return entry
 
 
@@ -543,7 +641,31 @@ def _valid_gpu(check, gpu, where):
         'at': check.text(link.get('at'), at + 'at'),
         'source': check.text(link.get('source'), at + 'source'),
     }
+    row['firmware'] = _valid_firmware(check, gpu.get('firmware'), where + '.firmware')
+    row['drift'] = []
     return row
+
+
+def _valid_firmware(check, found, where):
+    """A GPU's firmware record (parsers/firmware.py's shape, without the index), or None."""
+    found = check.mapping(found, where, null=True)
+    if found is None:
+        return None
+    blocks = check.mapping(found.get('firmware'), where + '.firmware')
+    if len(blocks) > MAX_FIRMWARE_BLOCKS:
+        raise InvalidRecord(where + '.firmware', '%d blocks, at most %d' % (len(blocks), MAX_FIRMWARE_BLOCKS))
+    versions = {}
+    for block in sorted(blocks, key=str):
+        name = check.text(block, where + '.firmware', null=False)
+        versions[name] = check.text(blocks[block], '%s.firmware.%s' % (where, name), null=False)
+    return {
+        'pci_bdf': check.text(found.get('pci_bdf'), where + '.pci_bdf'),
+        'vbios': check.text(found.get('vbios'), where + '.vbios'),
+        'ifwi': check.text(found.get('ifwi'), where + '.ifwi'),
+        'boot_firmware': check.text(found.get('boot_firmware'), where + '.boot_firmware'),
+        'source': check.text(found.get('source'), where + '.source'),
+        'firmware': versions,
+    }
 
 
 def invalid_host(name, error):

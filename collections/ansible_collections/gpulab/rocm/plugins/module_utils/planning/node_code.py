@@ -21,8 +21,8 @@ PACKAGE = 'ansible_collections/gpulab/rocm/plugins/module_utils'
 # Each module as its path under module_utils, without .py: the programs, then what they import.
 SHIPPED = (
     'node/health', 'node/health_run', 'node/health_slurm', 'node/metrics_textfile',
-    'parsers/_facts_common', 'parsers/amd_smi', 'parsers/gfx', 'parsers/gpu_sysfs', 'parsers/gpu_tools', 'parsers/pci',
-    'parsers/rocm_smi', 'parsers/rocminfo', 'parsers/slurm_conf',
+    'parsers/_facts_common', 'parsers/amd_smi', 'parsers/firmware', 'parsers/gfx', 'parsers/gpu_sysfs',
+    'parsers/gpu_tools', 'parsers/pci', 'parsers/rocm_smi', 'parsers/rocminfo', 'parsers/slurm_conf',
     'host/root_files',
 )
 # The programs that run the shipped code, by the phase that installs them: the code goes with the last of them.

@@ -8,8 +8,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 # The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
 # role reads, and how the plan pass treats it; planner.REGISTRY collects it.
@@ -32,9 +34,18 @@ def probe_needs(node, wanted, stack, fresh=()):
     return None
 
 
+_CLASS = re.compile(r'^[A-Za-z0-9_.-]{0,64}\Z')
+
+
 def plan(node, wanted, stack, host=None, previous=None):
-    """wanted: expected_rocm_version ('' for the stack's release). Returns the Plan with the host's record."""
+    """wanted: expected_rocm_version ('' for the stack's release), node_class (the class the host's firmware and
+    versions are compared within on the page: rocm_report_node_class). Returns the Plan with the host's record."""
+    node_class = wanted.get('node_class') or ''
+    if not isinstance(node_class, str) or not _CLASS.match(node_class):
+        raise PlanError('rocm_report_node_class must be letters, digits and ._- (up to 64), not %r. Nothing was '
+                        'changed.' % (node_class,))
     result = Plan('report')
     version = wanted.get('expected_rocm_version') or stack['version']
-    result['record'] = fleet_report.host_record(node, (host or {}).get('name'), stack['expected_gpu_count'], version)
+    result['record'] = fleet_report.host_record(node, (host or {}).get('name'), stack['expected_gpu_count'], version,
+                                                node_class)
     return result

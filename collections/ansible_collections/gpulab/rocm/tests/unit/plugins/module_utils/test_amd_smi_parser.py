@@ -82,6 +82,30 @@ CASES = {
     'default-table-mi300x-vf-azure-amdsmi26.0.0-rocm7.0.0-derived-partition-mode-na.txt': ('table', 'default', [dict(
         index=0, pcie_bus='0000:83:00.0', product_name='AMD Instinct MI300X VF', temperature_c=37.0,
         vram_total_bytes=196288 * MB, partitions=None)]),
+    # An APU in the default view: Power-Usage '14 W' with no cap (amd-smi 26.1 on a Strix Halo, amdsmi#110).
+    'default-table-strix-halo-8050s-amdsmi26.1.0-rocm6.4.1-power-14w-no-cap-cut.txt': ('table', 'default', [dict(
+        index=0, pcie_bus='0000:c2:00.0', product_name='Radeon 8050S Graphics', power_w=14.0, power_cap_w=None,
+        temperature_c=29.0, use_percent=7.0, vram_used_bytes=3056 * MB, vram_total_bytes=8192 * MB)]),
+    # Another Strix Halo, ROCm 7.0.2: 'N/A/0 W', no power and a cap of 0 W, which is none.
+    'default-table-strix-halo-gfx1151-amdsmi26.0.2-rocm7.0.2-power-na-cap-0w.txt': ('table', 'default', [dict(
+        index=0, pcie_bus='0000:c5:00.0', product_name='AMD Radeon Graphics', power_w=None, power_cap_w=None,
+        temperature_c=None, use_percent=None, vram_used_bytes=161 * MB, vram_total_bytes=512 * MB)]),
+    # `amd-smi monitor -putm`: power with no cap column, GPU_TEMP (hotspot), MEM_TEMP, the GFX and memory clocks.
+    'monitor-putm-8x-mi300x-rocm6.2-blog-table.txt': ('monitor', 'monitor', [
+        dict(index=0, power_w=182.0, power_cap_w=None, temperature_c=42.0,
+             temperatures_c={'hotspot': 42.0, 'mem': 41.0}, use_percent=83.0, sclk_mhz=1613.0, mclk_mhz=1230.0)]
+        + [dict(index=number) for number in range(1, 7)]
+        + [dict(index=7, power_w=118.0, temperature_c=40.0, sclk_mhz=120.0)]),
+    # `amd-smi firmware` (text; FW_VERSION as amd-smi 24.7.1 prints it: decimal, hex pairs, PM in decimal bytes).
+    'firmware-text-4x-mi300a-amdsmi24.7.1-rocm6.3.3.txt': ('text', 'firmware', [dict(index=number, firmware={
+        'mec': '0x000000a6', 'mec2': '0x000000a6', 'rlc': '0x00000041', 'sdma0': '0x00000016',
+        'sdma1': '0x00000016', 'vcn': '0x0611300c', 'sos': '0x00360150', 'ta_ras': '0x1b36020f',
+        'ta_xgmi': '0x20000113', 'smc': '0x045567b8'}) for number in range(4)]),
+    # The blog's MI300X (an older amd-smi: hex pairs without the leading zero, 61.13.00.C; PM 85.110.0).
+    'firmware-text-mi300x-rocm6.2-blog-gpu0-only-cut.txt': ('text', 'firmware', [dict(index=0, firmware={
+        'mec': '0x00000093', 'mec2': '0x00000093', 'rlc': '0x00000040', 'sdma0': '0x00000013',
+        'sdma1': '0x00000013', 'vcn': '0x0611300c', 'sos': '0x0036024c', 'ta_ras': '0x2000000d',
+        'ta_xgmi': '0x20000113', 'smc': '0x00556e00'})]),
 }
 
 

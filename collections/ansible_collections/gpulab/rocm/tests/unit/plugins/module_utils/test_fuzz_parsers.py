@@ -30,7 +30,7 @@ hypothesis = pytest.importorskip('hypothesis')
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import gfx, pci
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import firmware, gfx, pci
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (  # noqa: E402
     MAX_NUMBER, ParseError, find_json_start,
 )
@@ -44,7 +44,7 @@ def captures(tool):
     return [fixture(os.path.join(tool, name)) for name in fixture_names(tool)]
 
 
-SEEDS = dict((tool, captures(tool)) for tool in ('rocminfo', 'rocm-smi', 'amd-smi', 'kfd-topology'))
+SEEDS = dict((tool, captures(tool)) for tool in ('rocminfo', 'rocm-smi', 'amd-smi', 'kfd-topology', 'firmware'))
 
 # Digit runs a forged or damaged output may hold: past a float (inf), past 2**64, past Python's 4300-digit limit
 # for int(str), and the spellings of non-finite numbers that Python's json reads.
@@ -290,6 +290,27 @@ def test_every_mutation_reaches_every_parser(tool, parse, op):
     for seed in SEEDS[tool]:
         for a, b in ((7, 1), (12345, 2), (999, 3)):
             check(parse, mutate(seed, [(op, a, b, '|]x')]))
+
+
+@given(inputs('firmware'))
+def test_fuzz_debugfs_firmware_info(text):
+    try:
+        parsed = firmware.parse_debugfs(text)
+    except ParseError as exc:
+        assert str(exc)
+        return
+    json.dumps(parsed, allow_nan=False)
+    assert len(parsed['firmware']) <= firmware.MAX_BLOCKS
+    assert all(version.startswith('0x') and len(version) <= 18 for version in parsed['firmware'].values())
+
+
+@given(st.sampled_from(firmware.SOURCES), st.text(max_size=30),
+       st.one_of(st.text(max_size=80), st.integers(), st.none(), st.booleans(), st.floats()))
+def test_fuzz_firmware_names_and_versions(source, name, value):
+    block = firmware.normalize_id(source, name)
+    assert block is None or re.match(r'^[a-z0-9_]{1,48}\Z', block)
+    version = firmware.normalize_version(source, block, value)
+    assert version is None or (isinstance(version, str) and len(version) <= firmware.MAX_TEXT)
 
 
 @given(inputs('kfd-topology'))

@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import os
 
 import pytest
@@ -80,3 +81,50 @@ def test_reads_are_bounded_and_do_not_follow_links(tmp_path):
     assert gpu_sysfs.read_int(str(tmp_path / 'gpu_busy_percent')) is None
     (tmp_path / 'temp').write_bytes(b'\xff\n')
     assert gpu_sysfs.read_attr(str(tmp_path / 'temp')) is None
+
+
+# --- attributes the GPU has but does not support ----------------------------------------------------------------
+
+@pytest.mark.parametrize('name, code, state', [
+    # What amdgpu answers at read(): pcie_bw ENODATA on a GPU without PCIe usage counters, xgmi_error EINVAL on one
+    # without XGMI; any other error is "unreadable".
+    ('pcie_bw', errno.ENODATA, 'unsupported'), ('xgmi_error', errno.EINVAL, 'unsupported'),
+    ('pcie_bw', errno.EOPNOTSUPP, 'unsupported'), ('pcie_bw', errno.EIO, 'unreadable'),
+])
+def test_an_errno_of_not_supported_is_no_value_and_no_error(vega64, monkeypatch, name, code, state):
+    """The capture's own pcie_bw (and an xgmi_error file beside it) read through an os.read that fails the way the
+    driver does for that file: the failure is simulated (os.read replaced for the file's descriptor only), the file
+    and the rest of the tree are the capture's."""
+    path = os.path.join(vega64, name)
+    if not os.path.exists(path):
+        with open(path, 'w') as handle:
+            handle.write('0\n')
+    real_open, real_read, failing = os.open, os.read, set()
+
+    def fake_open(file, flags, *args):
+        fd = real_open(file, flags, *args)
+        if file == path:
+            failing.add(fd)
+        return fd
+
+    def fake_read(fd, size):
+        if fd in failing:
+            failing.discard(fd)  # the number is reused for the next file once this one is closed
+            raise OSError(code, os.strerror(code))
+        return real_read(fd, size)
+
+    monkeypatch.setattr(os, 'open', fake_open)
+    monkeypatch.setattr(os, 'read', fake_read)
+    assert gpu_sysfs.read_attr_state(path) == (None, state)
+    assert gpu_sysfs.read_attr(path) is None
+    # The other files still read: the capture's pcie_replay_count (0) and its AER counters.
+    assert gpu_sysfs.read_pcie_replay_count(vega64) == 0
+    assert gpu_sysfs.aer_totals(gpu_sysfs.read_aer(vega64)) == {'correctable': 0, 'nonfatal': 0, 'fatal': 0}
+
+
+def test_states_of_the_capture(vega64, tmp_path):
+    assert gpu_sysfs.read_attr_state(os.path.join(vega64, 'pcie_bw')) == ('6641 815 256', 'ok')
+    assert gpu_sysfs.read_attr_state(os.path.join(vega64, 'no_such_file')) == (None, 'absent')
+    os.symlink(os.path.join(vega64, 'pcie_bw'), str(tmp_path / 'link'))
+    assert gpu_sysfs.read_attr_state(str(tmp_path / 'link')) == (None, 'unreadable')  # a link is not followed
+    assert gpu_sysfs.read_pcie_replay_count(str(tmp_path)) is None  # no such file: no value

@@ -22,6 +22,7 @@ import pytest
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.node import health, health_run
 from ansible_collections.gpulab.rocm.plugins.module_utils.node import metrics_textfile as mt
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import firmware
 from ansible_collections.gpulab.rocm.tests.unit import ttar
 from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import fixture
 from ansible_collections.gpulab.rocm.tests.unit.sysfs_tree import add_function, add_kfd_node
@@ -239,6 +240,93 @@ def test_the_real_vega64_capture(roots, tmp_path):
     assert sorted(series(text, 'gpulab_gpu_pcie_aer_errors_total', **gpu)) == [0, 0, 0]
     assert series(text, 'gpulab_gpu_pcie_aer_errors_total', kind='fatal', **gpu) == [0]
     assert series(text, 'gpulab_gpu_pcie_link_width', **gpu) == [16]
+    # pcie_replay_count of the capture (0); its vbios_version; no fw_version folder in the capture: no firmware series.
+    assert series(text, 'gpulab_gpu_pcie_replays_total', **gpu) == [0]
+    assert series(text, 'gpulab_gpu_vbios_info', vbios_version='115-D050PIL-100', **gpu) == [1]
+    assert series(text, 'gpulab_gpu_firmware_info', **gpu) == []
+
+
+R9700 = 'firmware/debugfs-amdgpu_firmware_info-3x-r9700-kernel6.17-one-vbios-each-issue6155-second-host.txt'
+
+
+def test_firmware_series_from_sysfs_fw_version(roots):
+    """An R9700 whose fw_version/ files hold the versions of the real debugfs capture of one (issue 6155), in the
+    form amdgpu prints them ("0x%08x"; TEST FIXTURE layout: no capture of the folder was found): one series per
+    block, the class label beside it; a block at 0 (dmcu) is none; a GPU without the folder (the APU) has none."""
+    sysfs, root = roots
+    text = fixture(R9700).split('GPU BDF: 0000:0d:00.0')[0]
+    parsed = firmware.parse_debugfs(text[text.index('VCE feature'):])
+    files = dict(('fw_version/%s_fw_version' % {'sdma0': 'sdma', 'sdma1': 'sdma2'}.get(block, block), version)
+                 for block, version in parsed['firmware'].items())
+    files.update({'fw_version/dmcu_fw_version': '0x00000000', 'vbios_version': parsed['vbios'],
+                  'pcie_replay_count': '3'})
+    device = add_function(sysfs, ['pci0000:00', '0000:00:01.1', '0000:0a:00.0'], cls='0x030000', vendor='0x1002',
+                          device='0x7551', driver='amdgpu', drm=['card1', 'renderD128'])
+    for name, value in files.items():
+        write(os.path.join(device, name), value + '\n')
+    apu(sysfs)
+    text = render(sysfs, root, node_class='r9700_nodes')
+    assert promtool_check(text) == (0, '')
+    gpu = dict(pci_bdf='0000:0a:00.0', model='AMD Radeon AI PRO R9700', node_class='r9700_nodes')
+    found = dict((dict(labels)['firmware'], dict(labels)['version']) for (name, labels), _v in samples(text).items()
+                 if name == 'gpulab_gpu_firmware_info')
+    assert found == parsed['firmware'] and 'dmcu' not in found and len(found) == 17
+    assert series(text, 'gpulab_gpu_firmware_info', firmware='mes', version='0x0000008b', **gpu) == [1]
+    assert series(text, 'gpulab_gpu_pcie_replays_total', pci_bdf='0000:0a:00.0') == [3]
+    assert series(text, 'gpulab_gpu_pcie_replays_total', pci_bdf='0000:c3:00.0') == []  # the APU has no such file
+    assert series(text, 'gpulab_gpu_firmware_info', pci_bdf='0000:c3:00.0') == []
+
+
+def kernel_log_result(kernel_log):
+    """A health result as health.py writes it (schema 1), with a "kernel_log" key BUILT TO THE DOCUMENTED SCHEMA
+    (docs/health.md: source, bytes, lines, truncated, run, totals, severity per code); no capture of one exists."""
+    result = {'schema': 1, 'time': 1764619200.5, 'host': 'node01', 'verdict': 'healthy',
+              'checks': [health.entry('gpu_count', 'pass', '1 GPU(s) in KFD and 1 on the PCI bus, 1 expected')]}
+    if kernel_log is not None:
+        result['kernel_log'] = kernel_log
+    return result
+
+
+def test_kernel_log_counts_from_the_health_result(roots):
+    sysfs, root = roots
+    radeon(sysfs)
+    health_file(root, kernel_log_result({
+        'source': 'journal', 'bytes': 183422, 'lines': 2051, 'truncated': False,
+        'run': {'KLOG_GPU_RESET': 1},
+        'totals': {'KLOG_GPU_RESET': 3, 'KLOG_RAS_UNCORRECTABLE': 1, 'KLOG_RING_TIMEOUT': 2},
+        'severity': {'KLOG_GPU_RESET': 'fatal', 'KLOG_RAS_UNCORRECTABLE': 'fatal', 'KLOG_RING_TIMEOUT': 'warn',
+                     'KLOG_PCIE_AER_CORRECTED': 'warn'}}))
+    text = render(sysfs, root)
+    assert promtool_check(text) == (0, '')
+    assert series(text, 'gpulab_kernel_log_events_total', code='KLOG_GPU_RESET', severity='fatal') == [3]
+    assert series(text, 'gpulab_kernel_log_events_total', code='KLOG_RAS_UNCORRECTABLE', severity='fatal') == [1]
+    assert series(text, 'gpulab_kernel_log_events_total', code='KLOG_RING_TIMEOUT', severity='warn') == [2]
+    # A code the rules know and the log has not shown yet: 0, so that its first event is an increase.
+    assert series(text, 'gpulab_kernel_log_events_total', code='KLOG_PCIE_AER_CORRECTED', severity='warn') == [0]
+    # The last run's counts: the reset it saw, 0 for the other codes.
+    assert series(text, 'gpulab_kernel_log_events_last_run', code='KLOG_GPU_RESET', severity='fatal') == [1]
+    assert sorted(series(text, 'gpulab_kernel_log_events_last_run')) == [0, 0, 0, 1]
+    assert series(text, 'gpulab_kernel_log_source_info', source='journal') == [1]
+    assert series(text, 'gpulab_kernel_log_truncated') == [0]
+
+
+@pytest.mark.parametrize('kernel_log', [
+    None,  # node code older than the kernel log check: no key at all
+    'journal', {'source': 'syslog', 'truncated': 'no', 'totals': [], 'severity': 'fatal'},
+    {'source': 'kmsg', 'totals': {'klog_lower': 1, 'KLOG_X': -1, 'KLOG_Y': True, 'KLOG_Z': 2 ** 70, 'KLOG_N\n': 1},
+     'severity': {'KLOG_X': 'fatal'}},
+])
+def test_a_result_without_kernel_log_counts_or_with_bad_ones_gives_no_such_series(roots, kernel_log):
+    sysfs, root = roots
+    radeon(sysfs)
+    health_file(root, kernel_log_result(kernel_log))
+    text = render(sysfs, root)
+    assert promtool_check(text) == (0, '')
+    assert series(text, 'gpulab_health_healthy') == [1]
+    assert series(text, 'gpulab_kernel_log_events_total') == []
+    assert series(text, 'gpulab_kernel_log_truncated') == []
+    assert series(text, 'gpulab_kernel_log_source_info') == ([1] if isinstance(kernel_log, dict) and
+                                                             kernel_log.get('source') == 'kmsg' else [])
 
 
 def test_health_verdicts(roots):

@@ -36,3 +36,16 @@ def test_the_report_reads_slurms_live_view_only_where_the_host_has_slurm():
     assert planner.probe_needs("report", with_slurm, {}, {}, fresh={"slurm", "slurm_state"}) is None
     assert planner.probe_needs("report", {"sections": []}, {}, {})["sections"] == sorted([
         "os", "gpus", "tools", "versions", "slurm", "health", "slurm_state"])
+
+
+def test_the_node_class_goes_into_the_record_and_a_bad_one_stops_the_plan():
+    import pytest
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_report
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
+    stack = {"version": "7.2.0", "expected_gpu_count": -1}
+    plan = plan_report.plan({}, {"node_class": "mi300_nodes"}, stack, {"name": "gpu01"})
+    assert plan["record"]["node_class"] == "mi300_nodes" and plan["record"]["drift"] == []
+    assert plan_report.plan({}, {}, stack, {"name": "gpu01"})["record"]["node_class"] == ""
+    for bad in ("mi300 nodes", "x" * 65, "a\nb", "ab\n", 7):
+        with pytest.raises(PlanError, match="rocm_report_node_class must be letters"):
+            plan_report.plan({}, {"node_class": bad}, stack, {"name": "gpu01"})

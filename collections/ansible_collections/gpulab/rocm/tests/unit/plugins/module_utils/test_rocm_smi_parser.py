@@ -69,6 +69,13 @@ CASES = {
         dict(index=1, unique_id='0xb4fa34630e85d42a', sclk_mhz=133.0, power_w=130.0, pcie_bus='0000:46:00.0'),
         dict(index=2, unique_id='0xe8986800e182538a', sclk_mhz=141.0, power_w=131.0, pcie_bus='0000:65:00.0'),
         dict(index=3, unique_id='0xeff71edc82169115', temperature_c=39.0, power_w=136.0, pcie_bus='0000:85:00.0')]),
+    # The firmware section on its own (`rocm-smi -a`, cut to that section): an iGPU with every block rocm-smi 5.6
+    # knows; "00.00.00.00" and 0x00000000 mean no firmware loaded.
+    'showallinfo-a-firmware-section-raphael-igpu-0x164e-rocm5.6-driver6.1.5-fragment.txt': ('text', None, [dict(
+        index=0, firmware={'asd': '0x21000091', 'ce': '0x00000002', 'me': '0x0000000d', 'mec': '0x00000012',
+                           'mec2': '0x00000012', 'pfp': '0x0000000d', 'rlc': '0x0000001a', 'rlc_srlc': '0x00000001',
+                           'rlc_srlg': '0x00000001', 'rlc_srls': '0x00000001', 'sdma0': '0x00000001',
+                           'smc': '0x00544fdd', 'vcn': '0x02118000'})]),
     'showallinfo-a-phoenix1-780m-apu-rocm6.1.1.txt': ('text', '6.10.0-061000rc1-generic', [dict(
         # "Subsystem ID: Radeon HD 6470M" is a name where an id belongs; "GFX Version: gfx11003" means gfx1103.
         device_id='0x15bf', device_rev='0xc9', subsystem_id=None, product_name='Phoenix1', guid=4765,
@@ -184,10 +191,11 @@ def test_card_keys_out_of_order_are_sorted_by_index():
 
 
 def test_json_flags_are_the_ones_rocm_smi_has():
-    # Each flag appears in rocm_smi.py from ROCm 3.x on (Debian 12's 5.2.3 checked); vram is --showmeminfo's value.
+    # Each flag appears in rocm_smi.py from ROCm 3.x on (Debian 12's 5.2.3 checked); vram is --showmeminfo's value;
+    # --showfwinfo takes optional block names (none: every block), so an option must follow it.
     assert JSON_ARGS == ['--showid', '--showproductname', '--showuniqueid', '--showvbios', '--showmeminfo', 'vram',
                          '--showtemp', '--showpower', '--showmaxpower', '--showclocks', '--showuse', '--showbus',
-                         '--json']
+                         '--showfwinfo', '--json']
 
 
 @pytest.mark.parametrize('text, reason', [

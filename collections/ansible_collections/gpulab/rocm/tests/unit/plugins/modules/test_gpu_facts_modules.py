@@ -196,9 +196,9 @@ def test_rocm_smi_src_garbage():
 # --- amd_smi_facts --------------------------------------------------------------------------------------------
 
 def amd_smi_answers(outputs):
-    """The runner for amd-smi: {subcommand: (rc, stdout, stderr)}."""
+    """The runner for amd-smi: {subcommand: (rc, stdout, stderr)}; `firmware` is run as text, the others as JSON."""
     def answer(argv):
-        assert argv[0] == AMD_SMI and argv[-1] == '--json'
+        assert argv[0] == AMD_SMI and (argv[-1] == '--json') == (argv[1] != 'firmware')
         return outputs[argv[1]]
     return answer
 
@@ -207,12 +207,15 @@ def test_amd_smi_static_and_metric_merge():
     # Both captured on the same Proxmox host (SOURCES.md); `list` is answered like a version without it.
     outputs = {'static': (0, fixture('amd-smi/static-json-rx6600-navi23-proxmox-bare-array.json'), ''),
                'metric': (0, fixture('amd-smi/metric-json-rx6600-navi23-proxmox-bare-array.json'), ''),
-               'list': (2, '', 'usage: amd-smi [-h]  ...\namd-smi: error: argument : invalid choice: \'list\'\n')}
+               'list': (2, '', 'usage: amd-smi [-h]  ...\namd-smi: error: argument : invalid choice: \'list\'\n'),
+               'firmware': (2, '', 'usage: amd-smi [-h]  ...\namd-smi: error: argument : invalid choice: '
+                                   '\'firmware\'\n')}
     result, runner = run_module(amd_smi_facts.main, {}, amd_smi_answers(outputs), bin_path=AMD_SMI)
-    assert [call[0][0][1] for call in runner.call_args_list] == ['static', 'metric', 'list']
+    assert [call[0][0][1] for call in runner.call_args_list] == ['static', 'metric', 'list', 'firmware']
     facts = facts_of(result, 'amd_smi')
-    assert len(result['warnings']) == 1 and "invalid choice: 'list'" not in result['warnings'][0]
-    assert result['warnings'][0].startswith('Ignored one amd-smi output: this is not amd-smi output')
+    assert len(result['warnings']) == 2 and not any('invalid choice' in warning for warning in result['warnings'])
+    assert all(warning.startswith('Ignored one amd-smi output: this is not amd-smi output')
+               for warning in result['warnings'])
     assert (facts['kinds'], facts['gpu_count'], facts['driver_version']) == (['static', 'metric'], 1, '7.0.0-3-pve')
     gpu = facts['gpus'][0]
     assert (gpu['device_id'], gpu['gfx_target'], gpu['max_link_width'], gpu['link_width']) == ('0x73ff', 'gfx1032', 16, 8)
@@ -222,11 +225,25 @@ def test_amd_smi_static_and_list_without_metric():
     # Both captured from the same Strix Halo machine (SOURCES.md).
     outputs = {'static': (0, fixture('amd-smi/static-json-strix-halo-gfx1151-bare-array-rocm6.3.json'), ''),
                'list': (0, fixture('amd-smi/list-json-strix-halo-gfx1151-bare-array-rocm6.3.json'), '')}
-    result, runner = run_module(amd_smi_facts.main, {'metric': False}, amd_smi_answers(outputs), bin_path=AMD_SMI)
+    result, runner = run_module(amd_smi_facts.main, {'metric': False, 'firmware': False}, amd_smi_answers(outputs),
+                                bin_path=AMD_SMI)
     assert [call[0][0][1] for call in runner.call_args_list] == ['static', 'list']
     gpu = facts_of(result, 'amd_smi')['gpus'][0]
     assert (gpu['gfx_target'], gpu['compute_units'], gpu['kfd_id']) == ('gfx1151', 40, 42905)
     assert gpu['uuid_placeholder'] is True
+
+
+def test_amd_smi_firmware_of_each_gpu():
+    # The text `amd-smi firmware` of a 4x MI300A host (issue 4477, SOURCES.md). The other calls answer an empty JSON
+    # array (not captures: no other output of that host was posted); firmware alone gives the GPUs and their microcode.
+    outputs = {'static': (0, '[]', ''), 'metric': (0, '[]', ''), 'list': (0, '[]', ''),
+               'firmware': (0, fixture('amd-smi/firmware-text-4x-mi300a-amdsmi24.7.1-rocm6.3.3.txt'), '')}
+    result, runner = run_module(amd_smi_facts.main, {}, amd_smi_answers(outputs), bin_path=AMD_SMI)
+    assert runner.call_args_list[-1][0][0] == [AMD_SMI, 'firmware']
+    facts = facts_of(result, 'amd_smi')
+    assert facts['kinds'] == ['firmware'] and facts['gpu_count'] == 4
+    assert [gpu['firmware']['smc'] for gpu in facts['gpus']] == ['0x045567b8'] * 4
+    assert facts['gpus'][0]['firmware']['sos'] == '0x00360150'
 
 
 def test_amd_smi_rc_255_stops_after_the_first_call():
@@ -248,7 +265,7 @@ def test_amd_smi_missing_tool():
 
 
 def test_amd_smi_all_outputs_unreadable():
-    result, _runner = run_module(amd_smi_facts.main, {}, [(0, 'garbage', '')] * 3, bin_path=AMD_SMI)
+    result, _runner = run_module(amd_smi_facts.main, {}, [(0, 'garbage', '')] * 4, bin_path=AMD_SMI)
     assert result['failed'] is True and 'not amd-smi output' in result['msg']
 
 

@@ -1,9 +1,11 @@
 """upgrade.yml's rolling batches for real: four hosts, two at a time (rocm_upgrade_serial 2). The first batch, the
 two converged hosts, completes before the second starts; in the second, molecule-rocm-batch-a fails preflight, and
 the roll stops (rocm_upgrade_max_fail_percentage 0, the default): molecule-rocm-batch-b, which passed preflight, is
-not touched."""
+not touched. Then, last of the scenario, uninstall.yml on trixie, over SSH with the sudo password from the vault."""
 
 import os
+
+import testinfra
 
 from gpulab_test_helpers import gpulab_runs as runs
 
@@ -35,3 +37,18 @@ def test_a_failed_batch_stops_the_roll(host):
     # The roll stopped at the failed task: the other host of the batch was left as it was.
     assert runs.differences(before, runs.snapshot(host)) == []
     assert not host.file("/etc/apt/sources.list.d/amdrocm-stable.sources").exists
+
+
+def test_uninstall_over_ssh_removes_the_stack_and_a_second_run_changes_nothing():
+    host = testinfra.get_host("docker://molecule-rocm-trixie")
+    run = runs.playbook("playbooks/uninstall.yml", "molecule-rocm-trixie")
+    assert run.rc == 0 and run.changed("molecule-rocm-trixie") > 0, run
+    again = runs.playbook("playbooks/uninstall.yml", "molecule-rocm-trixie")
+    assert again.rc == 0 and again.changed("molecule-rocm-trixie") == 0, again
+    assert not host.file("/etc/apt/sources.list.d/amdrocm-stable.sources").exists
+    assert not [line for line in host.check_output("dpkg-query -W -f '${Package}\\n'").split() if "amdrocm" in line]
+    for user in ("alice", "bob"):
+        # The block is gone, the user's own lines stay.
+        bashrc = host.file("/home/%s/.bashrc" % user).content_string
+        assert "gpulab.rocm" not in bashrc and "HISTCONTROL" in bashrc
+        assert not host.file("/home/%s/.ansible" % user).exists
