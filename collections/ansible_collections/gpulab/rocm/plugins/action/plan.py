@@ -137,12 +137,14 @@ class ActionModule(ActionBase):
             self._check_role_variables(role, task_vars)
             plan = planner.plan(phase, node, args['wanted'], inputs, host, previous=memo.get('plan'))
         except PlanError as exc:
-            message = passes.claim_free(str(exc))
+            messages = [passes.claim_free(text) for text in getattr(exc, 'problems', None) or [str(exc)]]
+            message = ' '.join(text.rstrip('.') + '.' for text in messages) if len(messages) > 1 else messages[0]
             if not in_pass:
                 raise AnsibleActionFail(message + ' ' + passes.already_changed(phase, plan_pass, host['check_mode']))
-            # The plan pass: keep the refusal for the gate, which lists every phase's at once.
-            node['pass'] = passes.record(plan_pass, phase, refusals=[message])
-            result.update(phase=phase, refused=[message], changed=False, msg='%s refuses: %s' % (phase, message))
+            # The plan pass: keep the refusal for the gate, which lists every phase's at once (each problem of a
+            # phase that found several).
+            node['pass'] = passes.record(plan_pass, phase, refusals=messages)
+            result.update(phase=phase, refused=messages, changed=False, msg='%s refuses: %s' % (phase, message))
             result['ansible_facts'] = {'gpulab_node': dict(node, run=run)}
             return result
 

@@ -17,7 +17,8 @@ description:
     interrupted dpkg run, the apt sources, pin and keyrings the roles manage and whether apt has their lists, the
     GPU users with their groups and the C(gpulab.rocm) block of their C(~/.bashrc), C(adduser.conf), the
     C(/opt/rocm) alternative, the linker cache, free disk, Secure Boot, whether the kernel
-    headers are installed or installable, the GPUs on the PCI bus (M(gpulab.rocm.gpu_pci_facts)) and what
+    headers of the running and of every installed kernel are installed or installable, the kernel side of the
+    driver (section C(driver)), the GPUs on the PCI bus (M(gpulab.rocm.gpu_pci_facts)) and what
     C(rocminfo), C(amd-smi) and, where it is installed, C(rocm-smi) report (legacy ROCm and the ROCm Core SDK
     alike); on request, the container engines and their GPU settings.
   - Changes nothing. M(gpulab.rocm.plan) runs it once per host and keeps the result as C(gpulab_node); the roles
@@ -39,11 +40,20 @@ options:
         C(/opt/rocm-X.Y.Z) folder, and each ROCm Core SDK C(/opt/rocm/core-X.Y) folder, with its C(.info/version)),
         where C(/opt/rocm) points (C(/opt/rocm/core) for the Core SDK), the C(rocm) folder of each of
         O(modulefiles_dirs) with its files, and the lines of C(/etc/ld.so.conf.d) that name a ROCm folder.
+      - Section C(driver) (read for C(rocm_driver)'s guard and C(rocm_verify)) reads, under O(kernel_root), the
+        installed kernels (each folder of C(/lib/modules) with a C(modules.dep)) with, per kernel, its headers
+        package, whether C(build/include) is there, its image package, its in-tree
+        C(kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko*) and its DKMS C(updates/dkms/amdgpu.ko*); the running kernel;
+        every DKMS tree under C(/var/lib/dkms) (module, version, where C(source) links, the kernels it was built
+        and installed for, whether it built an C(amdgpu.ko)); the loaded amdgpu under O(sysfs_root)
+        (C(module/amdgpu/version), C(srcversion), and whether AMD's C(amdkcl) is loaded); the free space of
+        C(/boot) and C(/var/lib/dkms). Where DKMS installed an amdgpu for the running kernel, C(modinfo -F
+        srcversion) of the module it built (one run).
     type: list
     elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions,
               candidates, paths, autoremove, fix_broken, containers, slurm, slurm_state, modules,
-              health]
+              health, driver]
   users:
     description: Users whose groups and C(~/.bashrc) block are read (the stack-wide C(rocm_gpu_users)).
     type: list
@@ -56,11 +66,20 @@ options:
     default: [video, render]
   kernel_driver:
     description:
-      - The stack-wide C(rocm_kernel_driver); where the driver would be installed, the kernel headers' apt
-        candidate is read too.
+      - The stack-wide C(rocm_kernel_driver); where the driver would be installed, whether the headers of the
+        running kernel and of every installed kernel are offered by apt's lists is read too (one pass over the
+        lists).
     type: str
     choices: [auto, always, never]
     default: auto
+  kernel_root:
+    description:
+      - Where section C(driver) reads C(/lib/modules), C(/boot), C(/var/lib/dkms) and C(/usr/src) (links are
+        resolved under it); C(/) on a host. Tests and the Molecule scenario lay out a tree elsewhere (a container
+        shares the host's kernel).
+    type: path
+    default: /
+    version_added: 0.4.0
   candidates:
     description:
       - Packages whose versions in the apt sources are read (C(apt-cache madison)), for section C(candidates).
@@ -175,7 +194,8 @@ ansible_facts:
       description:
         - One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups), C(alternatives),
           C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates), C(containers),
-          C(slurm), C(slurm_state), C(modules), C(health) with C(health_recorded_gpu_count)), plus C(sections),
+          C(slurm), C(slurm_state), C(modules), C(health) with C(health_recorded_gpu_count), C(driver)), plus
+          C(sections),
           C(params), C(notices) (what was replaced or left unread, and why) and C(timeouts) (the tools stopped - by
           their time limit, for printing more than 16 MiB, or for a process they started that held their output
           open).
@@ -212,7 +232,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import 
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
             'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm',
-            'slurm_state', 'modules', 'health']
+            'slurm_state', 'modules', 'health', 'driver']
 DEFAULT_SECTIONS = [section for section in SECTIONS
                     if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm_state')]
 # Slurm's own files as the role rocm_slurm reads them (never the munge key's content).
@@ -305,7 +325,8 @@ class Probe(object):
         kernel = os.uname()[2]
         headers = 'linux-headers-' + kernel
         if driver_wanted(self.params['kernel_driver'], gpu_pci.get('in_container', _in_container())):
-            wanted.append(headers)
+            # The running kernel's headers, and every installed kernel's: DKMS builds amdgpu for each of them.
+            wanted += ns.headers_packages(self.params.get('kernel_root') or '/', kernel)
         apt['headers_package'] = headers
         # Installed, else offered by a package list (read directly: building apt's cache costs a second or so).
         query = [name for name in wanted if (packages.get(name) or ['  '])[0][1] != 'i']
@@ -505,6 +526,24 @@ class Probe(object):
     def modules(self):
         self.node['modules'] = ns.modules_state('/', self.params['modulefiles_dirs'])
 
+    def driver(self):
+        """The kernel side of the driver (node_state.driver_state) and, where DKMS installed an amdgpu for the running
+        kernel, the srcversion of the module it built (one modinfo run: the kernel packages compress modules with
+        zstd or xz, which modinfo reads)."""
+        packages = self.node.get('packages')
+        if packages is None:
+            self.packages()
+            packages = self.node['packages']
+        root = self.params.get('kernel_root') or '/'
+        state = ns.driver_state(root, self.params['sysfs_root'], os.uname()[2], os.uname()[4], packages)
+        path = ns.running_dkms_module(state)
+        state['running_dkms_srcversion'] = None
+        modinfo = self.module.get_bin_path('modinfo', opt_dirs=['/usr/sbin', '/sbin']) if path else None
+        if modinfo:
+            rc, stdout, _stderr = self.run([modinfo, '-F', 'srcversion', ns.at(root, path)])
+            state['running_dkms_srcversion'] = ns.modinfo_field(stdout) if rc == 0 else None
+        self.node['driver'] = state
+
     def versions(self):
         # The legacy release's .info/version, else the ROCm Core SDK's core/.info/version ('10.1.0-2'); rocm_file
         # says which was read.
@@ -601,6 +640,7 @@ def main():
             users=dict(type='list', elements='str', default=[]),
             groups=dict(type='list', elements='str', default=['video', 'render']),
             kernel_driver=dict(type='str', choices=['auto', 'always', 'never'], default='auto'),
+            kernel_root=dict(type='path', default='/'),
             candidates=dict(type='list', elements='str', default=[]),
             paths=dict(type='list', elements='path', default=[]),
             disk_path=dict(type='path', default='/opt'),
@@ -643,7 +683,8 @@ def main():
         except (IOError, OSError) as exc:
             module.fail_json(msg='The probe could not read %s: %s' % (section, exc), section=section)
     node['sections'] = sorted(sections)
-    node['params'] = dict((key, module.params[key]) for key in ('users', 'groups', 'kernel_driver', 'disk_path',
+    node['params'] = dict((key, module.params[key]) for key in ('users', 'groups', 'kernel_driver', 'kernel_root',
+                                                                'disk_path',
                                                                 'rocm_path', 'amd_smi_metric', 'sysfs_root',
                                                                 'paths', 'slurm_conf_dir', 'slurm_plugin_dir',
                                                                 'tool_timeout', 'modulefiles_dirs'))

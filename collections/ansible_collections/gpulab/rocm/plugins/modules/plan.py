@@ -232,6 +232,12 @@ dirs:
     a missing textfile folder itself and never changes the lab''s own).'
   returned: for the phases modules, containers, metrics
   type: raw
+dkms_remove:
+  description:
+  - 'Phase driver: AMD''s old amdgpu DKMS trees to remove before the install (C(amdgpu/<version>), each run as C(dkms
+    remove amdgpu/<version> --all)); empty when there are none.'
+  returned: for the phase driver
+  type: raw
 drain:
   description:
   - 'Phase maintenance: Whether the play drains the node (not when it is drained already).'
@@ -278,7 +284,7 @@ index_url:
   type: raw
 install:
   description:
-  - 'Phase driver: Packages to install (amdgpu-dkms and the kernel headers); empty when in place.'
+  - 'Phase driver: Packages to install (amdgpu-dkms and the headers of the installed kernels); empty when in place.'
   - 'Phase modules: Distribution packages to install for the modules tool (Environment Modules when asked).'
   - 'Phase containers: Engine and check packages to install.'
   - 'Phase metrics: Packages to install (prometheus-node-exporter) where the host lacks them.'
@@ -370,6 +376,12 @@ reboot_pending:
   description:
   - 'Phase driver: The installed driver is not the loaded one and no reboot was marked (a run killed between the
     install and its reboot step): reboot or mark it now.'
+  returned: for the phase driver
+  type: raw
+reboot_record:
+  description:
+  - 'Phase driver: What the role writes to its reboot record once it rebooted or marked the reboot: the driver code
+    the reboot is for (a node that comes back without that driver is not rebooted again for it).'
   returned: for the phase driver
   type: raw
 reconfigure:

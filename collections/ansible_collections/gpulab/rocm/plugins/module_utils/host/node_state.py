@@ -580,6 +580,7 @@ def process_start_time(proc_root, pid):
 def driver_boot_state(root, proc_root, package):
     """{'driver_installed_at': when dpkg last unpacked package (its .list file), 'booted_at': this boot (btime),
     'reboot_recorded_at': when rocm_driver last rebooted or marked the host for it (DRIVER_REBOOT_RECORD),
+    'reboot_recorded_for': the driver code that record names (None in a record from before it named one),
     'reboot_marked': whether /run/reboot-required exists}; None for what is unknown."""
     def mtime(path):
         try:
@@ -587,11 +588,260 @@ def driver_boot_state(root, proc_root, package):
         except OSError:
             return None
     match = re.search(r'^btime\s+(\d+)$', read_text(os.path.join(proc_root, 'stat')) or '', re.M)
+    # The record's text names the driver the reboot was for (the code its amdgpu-dkms version carries, 30300400):
+    # a node that came back without that driver is not rebooted again for it (planning/plan_driver.py).
+    record = (read_text(at(root, DRIVER_REBOOT_RECORD), limit=256) or '').split()
     return {'driver_installed_at': mtime('/var/lib/dpkg/info/%s.list' % package),
             'booted_at': int(match.group(1)) if match else None,
             'reboot_recorded_at': mtime(DRIVER_REBOOT_RECORD),
+            'reboot_recorded_for': record[-1] if len(record) > 1 and record[-1].isdigit() else None,
             'reboot_marked': os.path.lexists(at(root, '/run/reboot-required'))}
 
+
+
+# --- the kernel side of the driver (rocm_driver's guard, planning/driver_guard.py) ----------------------------------
+# Every path is read under a root (the probe's kernel_root: / on a host; tests and the Molecule scenario lay out a
+# tree elsewhere). All of it is root's own (the kernel packages, DKMS); still, entries are taken by lstat, a link is
+# read as a link (readlink) and resolved under the root, never followed out of it.
+
+MODULES_DIR = '/lib/modules'
+DKMS_DIR = '/var/lib/dkms'
+BOOT_DIR = '/boot'
+# Where each kernel's amdgpu module lies: the kernel's own (in-tree) build, and the one DKMS installs on Debian and
+# Ubuntu (dkms override_dest_module_location: /updates/dkms for debian* and ubuntu*).
+AMDGPU_IN_TREE = 'kernel/drivers/gpu/drm/amd/amdgpu'
+AMDGPU_DKMS = 'updates/dkms'
+# A module file as the kernel packages and DKMS write it: plain, or compressed as the kernel's config says (Ubuntu
+# from 23.10: zstd; Debian: xz).
+KO_SUFFIXES = ('', '.zst', '.xz', '.gz')
+# The most of each listing the probe takes (a host has a handful of kernels and DKMS trees).
+KERNEL_LIMIT = 64
+DKMS_LIMIT = 64
+# The packages that may hold a kernel's image, by the names Debian and Ubuntu give them.
+IMAGE_PACKAGES = ('linux-image-%s', 'linux-image-unsigned-%s', 'linux-image-%s-unsigned')
+
+
+def kernel_sort_key(release):
+    """A kernel release as `ls -v` and dpkg order it: numbers by value ('6.8.0-101-generic' after '6.8.0-45-generic',
+    '6.14' after '6.8')."""
+    return [(0, int(part), '') if part.isdigit() else (1, 0, part) for part in re.findall(r'\d+|\D+', release)]
+
+
+def _lstat(path):
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def _under_root(root, link_path, target):
+    """Where a link at link_path (a path on the host) points, as a path under root: an absolute target is taken
+    under root, a relative one beside the link."""
+    if target.startswith('/'):
+        return at(root, target)
+    return os.path.join(os.path.dirname(at(root, link_path)), target)
+
+
+def _host_path(root, target):
+    """A link's absolute target that lies inside root (a tree made there with dkms --dkmstree/--sourcetree) as the
+    path on the host it stands for; any other target as it is."""
+    if target and root not in ('', '/') and target.startswith('/'):
+        for base in set((root.rstrip('/'), os.path.realpath(root))):
+            if target.startswith(base + '/'):
+                return target[len(base):]
+    return target
+
+
+def _link_target(root, path):
+    """A symlink's target (as written), or None when path is no symlink."""
+    info = _lstat(at(root, path))
+    if info is None or not stat.S_ISLNK(info.st_mode):
+        return None
+    try:
+        return os.readlink(at(root, path))
+    except OSError:
+        return None
+
+
+def installed_kernels(root='/'):
+    """The kernel releases installed under /lib/modules, oldest first: each folder (not a link) with a modules.dep
+    (depmod writes it when the kernel is installed, its package's removal deletes it, so a folder left with only
+    DKMS leftovers does not count). The newest KERNEL_LIMIT."""
+    folder = at(root, MODULES_DIR)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        info = _lstat(os.path.join(folder, name))
+        dep = _lstat(os.path.join(folder, name, 'modules.dep'))
+        if info is not None and stat.S_ISDIR(info.st_mode) and dep is not None and stat.S_ISREG(dep.st_mode):
+            found.append(name)
+    return sorted(found, key=kernel_sort_key)[-KERNEL_LIMIT:]
+
+
+def headers_packages(root, running):
+    """The headers packages DKMS needs: the running kernel's, then every installed kernel's (oldest first)."""
+    names = ['linux-headers-' + running]
+    names += ['linux-headers-' + release for release in installed_kernels(root)
+              if 'linux-headers-' + release not in names]
+    return names
+
+
+def module_file(root, release, folder, name='amdgpu.ko'):
+    """The path (on the host) of a kernel's module file in one of its module folders, compressed or not; None."""
+    base = '%s/%s/%s/%s' % (MODULES_DIR, release, folder, name)
+    for suffix in KO_SUFFIXES:
+        info = _lstat(at(root, base + suffix))
+        if info is not None and stat.S_ISREG(info.st_mode):
+            return base + suffix
+    return None
+
+
+def kernel_headers_present(root, release):
+    """Whether the kernel's build folder has its headers: /lib/modules/<release>/build/include, which is what DKMS
+    checks before it builds for a kernel (dkms_common.postinst, _check_kernel_dir). build is a link to
+    /usr/src/linux-headers-<release> when the headers package is installed; resolved under root."""
+    link = '%s/%s/build' % (MODULES_DIR, release)
+    target = _link_target(root, link)
+    path = _under_root(root, link, target) if target is not None else at(root, link)
+    return os.path.isdir(os.path.join(path, 'include'))
+
+
+def _module_files(folder):
+    """The amdgpu.ko* in a DKMS module folder (a path here), or None."""
+    for suffix in KO_SUFFIXES:
+        info = _lstat(os.path.join(folder, 'amdgpu.ko' + suffix))
+        if info is not None and stat.S_ISREG(info.st_mode):
+            return 'amdgpu.ko' + suffix
+    return None
+
+
+def _listdir(path, limit):
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return [], False
+    return names[:limit], len(names) > limit
+
+
+def dkms_trees(root='/'):
+    """Every DKMS module tree under /var/lib/dkms (dkms's own layout: <module>/<version>/source links to
+    /usr/src/<module>-<version>; <module>/<version>/<kernel>/<arch>/module holds what it built;
+    <module>/kernel-<kernel>-<arch> links to the version installed for that kernel). Returns (trees, cut): each tree
+    {'module', 'version', 'source' (the link's target, or None), 'source_ok' (the source has its dkms.conf),
+    'built' ['<kernel>/<arch>'], 'installed' ['<kernel>/<arch>'], 'amdgpu_ko' {'<kernel>/<arch>': file name}};
+    cut: a listing was longer than the probe takes."""
+    base = at(root, DKMS_DIR)
+    trees, cut = [], False
+    modules, more = _listdir(base, DKMS_LIMIT)
+    cut = cut or more
+    for module in modules:
+        folder = os.path.join(base, module)
+        info = _lstat(folder)
+        if info is None or not stat.S_ISDIR(info.st_mode):
+            continue
+        entries, more = _listdir(folder, DKMS_LIMIT)
+        cut = cut or more
+        installed = {}
+        for entry in entries:
+            if entry.startswith('kernel-'):
+                target = _link_target(root, '%s/%s/%s' % (DKMS_DIR, module, entry))
+                parts = (target or '').rstrip('/').split('/')
+                if target and len(parts) >= 3:
+                    # <version>/<kernel>/<arch> (dkms 3), or the same under an absolute path (older dkms).
+                    installed.setdefault(parts[-3], []).append('%s/%s' % (parts[-2], parts[-1]))
+        for version in entries:
+            path = os.path.join(folder, version)
+            info = _lstat(path)
+            if version.startswith('kernel-') or version == 'original_module' or info is None \
+                    or not stat.S_ISDIR(info.st_mode):
+                continue
+            source = _host_path(root, _link_target(root, '%s/%s/%s/source' % (DKMS_DIR, module, version)))
+            source_path = _under_root(root, '%s/%s/%s/source' % (DKMS_DIR, module, version), source) \
+                if source is not None else os.path.join(path, 'source')
+            tree = {'module': module, 'version': version, 'source': source,
+                    'source_ok': os.path.isfile(os.path.join(source_path, 'dkms.conf')),
+                    'built': [], 'installed': sorted(installed.get(version, [])), 'amdgpu_ko': {}}
+            kernels, more = _listdir(path, KERNEL_LIMIT)
+            cut = cut or more
+            for kernel in kernels:
+                if kernel in ('source', 'build', 'log', 'tarball', 'driver_disk', 'rpm', 'deb'):
+                    continue
+                arches, _more = _listdir(os.path.join(path, kernel), 8)
+                for arch in arches:
+                    module_dir = os.path.join(path, kernel, arch, 'module')
+                    info = _lstat(module_dir)
+                    if info is None or not stat.S_ISDIR(info.st_mode):
+                        continue
+                    tree['built'].append('%s/%s' % (kernel, arch))
+                    name = _module_files(module_dir)
+                    if name:
+                        tree['amdgpu_ko']['%s/%s' % (kernel, arch)] = name
+            trees.append(tree)
+    return trees, cut
+
+
+def loaded_module(sysfs_root, name='amdgpu'):
+    """The loaded module as sysfs shows it: {'present', 'initstate', 'version', 'srcversion', 'amdkcl'}. AMD's
+    amdgpu-dkms build declares MODULE_VERSION (ROCm/amdgpu amdgpu_drv.c: MODULE_VERSION(AMDGPU_VERSION)), so it has
+    a version file; the kernel's own amdgpu has none (upstream amdgpu_drv.c declares no MODULE_VERSION). The DKMS
+    build also loads AMD's kernel compatibility layer, the module amdkcl (lsmod in ROCm/ROCm#5624)."""
+    base = os.path.join(sysfs_root, 'module', name)
+
+    def first_line(entry):
+        text = (read_text(os.path.join(base, entry), limit=256) or '').strip()
+        return text.splitlines()[0].strip() if text else None
+    present = os.path.isdir(base)
+    return {'present': present, 'initstate': first_line('initstate') if present else None,
+            'version': first_line('version') if present else None,
+            'srcversion': first_line('srcversion') if present else None,
+            'amdkcl': os.path.isdir(os.path.join(sysfs_root, 'module', 'amdkcl'))}
+
+
+def installed_package(packages, names):
+    """The first of names that dpkg has installed, or None."""
+    for name in names:
+        if ((packages or {}).get(name) or ['  '])[0][1] == 'i':
+            return name
+    return None
+
+
+def driver_state(root, sysfs_root, running, arch, packages):
+    """The kernel side of the driver, for rocm_driver's guard and rocm_verify: the installed kernels (each with its
+    headers package, whether its build folder has headers, its image package, its in-tree and its DKMS amdgpu.ko),
+    the running kernel, every DKMS tree, the loaded amdgpu and the free space of /boot and /var/lib/dkms."""
+    kernels = []
+    for release in installed_kernels(root):
+        kernels.append({
+            'release': release,
+            'headers_package': 'linux-headers-' + release,
+            'headers_present': kernel_headers_present(root, release),
+            'image_package': installed_package(packages, [name % release for name in IMAGE_PACKAGES]),
+            'amdgpu_in_tree': module_file(root, release, AMDGPU_IN_TREE),
+            'amdgpu_dkms': module_file(root, release, AMDGPU_DKMS),
+        })
+    trees, cut = dkms_trees(root)
+    return {'root': root, 'running': running, 'arch': arch, 'kernels': kernels,
+            'dkms': trees, 'dkms_cut': cut, 'loaded': loaded_module(sysfs_root),
+            'free': {BOOT_DIR: disk_free(root, BOOT_DIR), DKMS_DIR: disk_free(root, DKMS_DIR)}}
+
+
+def running_dkms_module(state):
+    """The path (on the host) of the amdgpu.ko that DKMS built for the running kernel in the amdgpu tree installed
+    for it (the one a reboot loads), or None: the probe reads its srcversion with modinfo."""
+    wanted = '%s/%s' % (state.get('running'), state.get('arch'))
+    for tree in state.get('dkms') or []:
+        if tree['module'] == 'amdgpu' and wanted in tree['installed'] and wanted in tree['amdgpu_ko']:
+            return '%s/amdgpu/%s/%s/module/%s' % (DKMS_DIR, tree['version'], wanted, tree['amdgpu_ko'][wanted])
+    return None
+
+
+def modinfo_field(text):
+    """`modinfo -F <field> <file>` -> the value (its first line), or None."""
+    lines = [line.strip() for line in (text or '').splitlines() if line.strip()]
+    return lines[0] if lines else None
 
 def docker_daemon(root='/', proc_root='/proc'):
     """Whether dockerd runs (its pid file names a live dockerd), its pid and when it started."""

@@ -11,7 +11,13 @@ import hashlib
 
 
 class PlanError(ValueError):
-    """The wanted state cannot be planned (an invalid value); the message names it and the fix."""
+    """The wanted state cannot be planned (an invalid value, or a host not fit for the change); the message names it
+    and the fix. problems: several problems of one phase, each with its fix (the gate numbers each one); the message
+    is then all of them."""
+
+    def __init__(self, message, problems=None):
+        super(PlanError, self).__init__(message)
+        self.problems = list(problems) if problems else [message]
 
 
 class Plan(dict):

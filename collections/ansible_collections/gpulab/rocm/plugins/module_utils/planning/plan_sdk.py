@@ -199,8 +199,10 @@ def plan(node, wanted, stack, host=None, previous=None):
         result['orphans_before'] = node.get('autoremove') if (
             packages['prepurge_autoremove'] or packages['purge_autoremove']) else None
         # What the package change makes stale, read again after it (the orphans only where they are compared), with
-        # the releases under /opt that rocm_modules plans from (its PHASE's derived_from_packages): one read for both.
-        result['refresh_after'] = ['packages', 'tools', 'ldconfig', 'alternatives', 'versions', 'modules'] + (
+        # the releases under /opt that rocm_modules plans from and the kernel side rocm_verify checks (their PHASEs'
+        # derived_from_packages): one read for all.
+        result['refresh_after'] = ['packages', 'tools', 'ldconfig', 'alternatives', 'versions', 'modules',
+                                   'driver'] + (
             ['autoremove'] if result['orphans_before'] is not None else [])
         for key, text in (('prepurge', 'remove before the install'), ('install', 'install'),
                           ('purge', 'remove')):

@@ -3,13 +3,17 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What rocm_verify checks, on the host record the fleet report shows (fleet_report.host_record): rocminfo is
 there; it lists the expected number of GPU agents or, by default (rocm_expected_gpu_count -1), every AMD GPU on
-the PCI bus that the ROCm release runs on; and the expected gfx targets. Pure."""
+the PCI bus that the ROCm release runs on; the expected gfx targets; and, where amdgpu-dkms is installed on a host
+(not a container), that the loaded amdgpu is the DKMS build of the installed driver and the newest kernel has one
+(driver_guard.loaded_findings). Pure."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report, gpu_count, gpu_support
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
+    driver_guard, fleet_report, gpu_count, gpu_support,
+)
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.gfx import is_gfx_target
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
@@ -19,7 +23,9 @@ PHASE = {
     'name': 'verify',
     'role': 'rocm_verify',
     'changes_host': False,
-    'sections': ('os', 'gpus', 'tools', 'versions', 'health'),
+    'sections': ('os', 'gpus', 'tools', 'versions', 'health', 'packages', 'driver'),
+    # The kernel side (DKMS trees, the kernels' modules) changes with the packages: read again after a package change.
+    'derived_from_packages': ('driver',),
     'keys': {
         'problems': 'What does not work on the node as planned (the role fails on them).',
         'stats': "The node's figures, recorded for AWX where the role passes O(stats_key).",
@@ -72,6 +78,9 @@ def plan(node, wanted, stack, host=None, previous=None):
     missing = [t for t in targets if t not in found]
     if missing:
         problems.append('gfx targets missing: %s (rocminfo lists %s)' % (', '.join(missing), ', '.join(found) or 'none'))
+    # The driver after its change and reboot: the DKMS build of the installed amdgpu-dkms loaded, not the kernel's
+    # own nor another build; a reboot already done for this driver is said (the roles do not do it twice).
+    problems += driver_guard.loaded_findings(node, stack)
     gpus = [gpu.get('marketing_name') for gpu in rocminfo.get('gpus') or []]
     result.update(
         record=record, problems=problems,

@@ -118,6 +118,80 @@ CORE_DISTROS = {
 CORE_TARGETS = ('gfx950', 'gfx942', 'gfx90a', 'gfx908', 'gfx1201', 'gfx1200', 'gfx1100', 'gfx1101', 'gfx1102',
                 'gfx1103', 'gfx1030', 'gfx1151', 'gfx1150', 'gfx1152', 'gfx1153')
 
+# The kernels each amdgpu driver line's DKMS module builds on (rocm_driver's guard, planning/driver_guard.py;
+# docs/hardware.md shows this table). Per line: the DKMS module version its amdgpu-dkms carries, the oldest and the
+# newest kernel series (major.minor) it is known to build on, how the newest is known, and the sources.
+# - 'documented': an AMD docs page lists a distribution whose kernel is that series with this driver.
+# - 'tested': AMD staff built it on that series in an issue thread (not a docs page).
+# - 'inferred': PLAUSIBLE, NOT VERIFIED: no AMD page or test names it; derived as the source says.
+# The oldest is Ubuntu 22.04's GA kernel 5.15, the oldest Debian/Ubuntu kernel in every 7.x and Core matrix (7.10's
+# release notes, 7.14's compatibility matrix); Debian 12 (6.1) and 13 (6.12) lie inside every row.
+# AMD documents distribution kernels only (GA and HWE); a mainline or backport kernel of a listed series is taken
+# as that series. A stable update inside a series can still break a build (Debian 13's 6.12.100 broke 30.30.4:
+# ROCm/ROCm#5111, where a later comment built 31.40 on it): the series bound cannot see that; the DKMS build fails
+# and apt says so.
+DRIVER_KERNELS = (
+    ('30.10', '6.14.14', '5.15', '6.14', 'documented',
+     'ROCm 7.10.0 release notes (rocm.docs.amd.com/en/7.10.0-preview/about/release-notes.html): Radeon PRO and RX '
+     'on Ubuntu 24.04.3 (HWE kernel: 6.14) with amdgpu 30.10.0-30.10.2 and 30.20.0; DKMS module 6.14.14 '
+     '(30.10.2 = 6.14.14.30100200-2226257: silogen/cluster-bloom docs/gpu-driver-support.md). No build on 6.15 '
+     'or later is documented or reported'),
+    ('30.20', '6.16.6', '5.15', '6.17', 'tested',
+     'AMD staff built amdgpu/6.16.6-2255209.24.04 (30.20.1, ROCm 7.1.1) on 6.17.0-5 and 6.17.0-8 (Ubuntu 25.10): '
+     'github.com/ROCm/ROCm/issues/5624; AMD documents it with Ubuntu 24.04.3 HWE 6.14 (ROCm 7.10.0 release notes)'),
+    ('30.30', '6.16.13', '5.15', '6.17', 'inferred',
+     'INFERRED: the same 6.16 module base as 30.20 (6.16.13: cluster-bloom docs/gpu-driver-support.md), so 6.17 as '
+     'for 30.20 (Ubuntu 24.04.4 HWE); it fails on 6.18.7 (github.com/ROCm/ROCm/issues/5905), on 6.18.14 and '
+     '6.19.4 (github.com/ROCm/amdgpu/issues/209) and on 7.0 (30.30.4 on Ubuntu 26.04: '
+     'github.com/ROCm/ROCm/issues/6193); AMD\'s 7.2 matrix lists distribution GA kernels only (24.04.3: 6.8)'),
+    ('31.40', '6.19.14', '5.15', '7.0', 'documented',
+     'ROCm 7.14.0 compatibility matrix (rocm.docs.amd.com/en/docs-7.14.0/compatibility/compatibility-matrix.html; '
+     'its source docs/compatibility/include/system-instinct.rst): Ubuntu 26.04 (GA kernel: 7.0) with amdgpu '
+     '31.40.0 and 31.40.1; DKMS module 6.19.14 (cluster-bloom). The 31.30 preview (6.19.4) still failed on 7.0: '
+     'github.com/ROCm/amdgpu/issues/220'),
+    ('31.50', None, '5.15', '7.0', 'documented',
+     'ROCm Core SDK 10.0 install page (rocm.docs.amd.com/en/docs-10.0.0, amdgpu-install 31.50 for jammy, noble and '
+     'resolute): Ubuntu 26.04, whose GA kernel is 7.0 (rocm-reference.md 13); its DKMS module version is not '
+     'documented'),
+)
+
+
+def driver_line(directory):
+    """'30.30' for a driver directory '30.30.4' or '30.30'; None for a ROCm-numbered one (6.2.4) or none."""
+    key = driver_key(directory)
+    if key is None or key[0] < 30:
+        return None
+    return '%d.%d' % key[:2]
+
+
+def kernel_range(directory):
+    """The table's row for a driver directory: {'line', 'dkms', 'oldest', 'newest', 'known', 'source'}; None when
+    the table has none (a ROCm-numbered driver up to 6.4, or a driver line it does not know)."""
+    line = driver_line(directory)
+    for row in DRIVER_KERNELS:
+        if row[0] == line:
+            return dict(zip(('line', 'dkms', 'oldest', 'newest', 'known', 'source'), row))
+    return None
+
+
+def series_key(series):
+    """'6.17' (or a kernel release '6.17.0-8-generic') -> (6, 17); None when it does not start with major.minor."""
+    match = re.match(r'^(\d+)\.(\d+)', str(series or ''))
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def lines_for_kernel(series):
+    """The driver lines of the table whose newest kernel series is at least series ('7.0'), oldest first, each with
+    the releases that install it: [(line, [release, ...])]."""
+    wanted = series_key(series)
+    found = []
+    for row in DRIVER_KERNELS:
+        if wanted is not None and series_key(row[3]) >= wanted >= series_key(row[2]):
+            releases = [version for version, directory in RELEASES_7 if driver_line(directory) == row[0]]
+            releases += [item[0] for item in CORE_RELEASES if driver_line(item[3]) == row[0]]
+            found.append((row[0], releases))
+    return found
+
 
 def version_tuple(version):
     """'6.2.4' -> (6, 2, 4); '6.2' -> (6, 2, 0) (the same release); None when it is no release number. Any release,

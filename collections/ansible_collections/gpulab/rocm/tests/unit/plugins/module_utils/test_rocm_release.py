@@ -179,3 +179,37 @@ def test_a_core_release_the_table_lacks_has_its_line_s_repository_and_no_driver(
 def test_the_core_driver_window_refuses_too_old_and_too_new(version, driver, verdict):
     text = rr.driver_problem(version, driver)
     assert (text is None) if verdict is None else (verdict in text and "rocm_repo_amdgpu_version" in text)
+
+
+# --- the kernel range of each driver line (rocm_driver's guard) ------------------------------------------------------
+
+def test_every_driver_the_table_installs_has_a_kernel_range():
+    drivers = [directory for _version, directory in rr.RELEASES_7] + [row[3] for row in rr.CORE_RELEASES]
+    assert sorted(set(rr.driver_line(d) for d in drivers)) == ["30.10", "30.20", "30.30", "31.40", "31.50"]
+    for directory in drivers:
+        row = rr.kernel_range(directory)
+        assert row is not None and rr.series_key(row["oldest"]) <= rr.series_key(row["newest"])
+        assert row["known"] in ("documented", "tested", "inferred") and row["source"]
+        # An inferred row says so in its source, as the project marks what it did not verify.
+        assert (row["known"] == "inferred") == row["source"].startswith("INFERRED")
+    # A ROCm-numbered driver (up to 6.4) has no row: its kernels are not checked.
+    assert rr.kernel_range("6.2.4") is None and rr.driver_line("6.2.4") is None and rr.kernel_range(None) is None
+
+
+@pytest.mark.parametrize("directory, newest, dkms", [
+    ("30.10.2", "6.14", "6.14.14"),
+    ("30.20.1", "6.17", "6.16.6"),
+    ("30.30.4", "6.17", "6.16.13"),
+    ("31.40.1", "7.0", "6.19.14"),
+    ("31.50", "7.0", None),
+])
+def test_the_newest_kernel_of_each_driver_line(directory, newest, dkms):
+    row = rr.kernel_range(directory)
+    assert (row["newest"], row["dkms"], row["oldest"]) == (newest, dkms, "5.15")
+
+
+def test_the_driver_lines_that_build_on_a_kernel_name_their_releases():
+    assert rr.lines_for_kernel("7.0") == [("31.40", ["7.14.0", "7.14.1"]), ("31.50", ["10.0.0", "10.1.0"])]
+    assert [line for line, _releases in rr.lines_for_kernel("6.17")] == ["30.20", "30.30", "31.40", "31.50"]
+    assert rr.lines_for_kernel("7.1") == [] and rr.lines_for_kernel("5.4") == []
+    assert rr.series_key("6.12.43+deb13-amd64") == (6, 12) and rr.series_key("custom") is None
