@@ -3,6 +3,8 @@ container hint left (its own cgroup namespace, /.dockerenv moved away) stands in
 reboot stand-in records each call and gives the host a new boot id (rocm_driver_reboot_command and
 rocm_driver_boot_time_command). The same host with the control node's machine id is never rebooted."""
 
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -53,6 +55,42 @@ def test_a_driver_change_reboots_a_bare_metal_host_once(bare_metal):
     again = runs.playbook("site.yml", NODE, REBOOT_VARS, tags="driver")
     assert again.rc == 0 and again.changed(NODE) == 0, again
     assert len(host.file(CALLS).content_string.splitlines()) == 1
+
+
+# The driver guard (docs/hardware.md, "The DKMS driver guard"): a host laid out under one root
+# (rocm_driver_kernel_root) with a kernel whose headers apt does not offer, a kernel newer than the release's driver
+# builds on, a foreign amdgpu DKMS tree and a full /boot (a 1 MiB tmpfs, molecule.yml).
+GUARD_ROOT = "/srv/gpulab-guard"
+GUARD_LAYOUT = """set -e
+r={root}
+mkdir -p $r/lib/modules/6.12.99-gpulab-amd64 $r/lib/modules/7.1.0-3-generic
+touch $r/lib/modules/6.12.99-gpulab-amd64/modules.dep $r/lib/modules/7.1.0-3-generic/modules.dep
+mkdir -p $r/usr/src/linux-headers-7.1.0-3-generic/include
+ln -sfn /usr/src/linux-headers-7.1.0-3-generic $r/lib/modules/7.1.0-3-generic/build
+mkdir -p $r/var/lib/dkms/amdgpu/6.10-custom
+ln -sfn /usr/src/amdgpu-6.10-custom $r/var/lib/dkms/amdgpu/6.10-custom/source
+""".format(root=GUARD_ROOT)
+
+
+def test_the_driver_guard_refuses_every_problem_before_any_change(bare_metal):
+    host = bare_metal
+    remove_driver(host)
+    host.check_output("sh -c %s" % shlex.quote(GUARD_LAYOUT))
+    before = runs.snapshot(host)
+    run = runs.playbook("site.yml", NODE, dict(REBOOT_VARS, rocm_driver_kernel_root=GUARD_ROOT), tags="driver")
+    assert run.rc != 0, run
+    text = " ".join(run.output.split())
+    assert "is not ready for ROCm 10.1.0" in text and "nothing was changed" in text, run
+    assert ("kernel 6.12.99-gpulab-amd64 is installed, but its headers (linux-headers-6.12.99-gpulab-amd64) are "
+            "neither installed nor offered by apt's sources") in text, run
+    assert ("kernel 7.1.0-3-generic is newer than amdgpu 31.50 (ROCm 10.1.0, DKMS module of the 31.50 line) builds "
+            "on: the newest kernel series for it is 7.0") in text, run
+    assert ("a DKMS tree amdgpu/6.10-custom is not one of AMD's amdgpu-dkms packages (its source is "
+            "/usr/src/amdgpu-6.10-custom)") in text and "dkms remove amdgpu/6.10-custom --all" in text, run
+    assert re.search(r"/boot has \d+ MiB free \(filesystem of /boot\), 300 MiB needed "
+                     r"\(rocm_driver_boot_min_free_mb\)", text), run
+    assert runs.differences(before, runs.snapshot(host)) == []
+    assert not host.package("amdgpu-dkms").is_installed and host.file(CALLS).content_string == ""
 
 
 def test_the_control_node_is_never_rebooted(bare_metal):
