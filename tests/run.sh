@@ -58,6 +58,8 @@ source .venv/bin/activate
 # where a scenario's time goes.
 export GPULAB_RUN_LOG=$PWD/$logs/playbook-runs.tsv
 : >"$GPULAB_RUN_LOG"
+# Debian's dkms, unpacked by host-setup.sh, for the unit test that has it read the trees the probe reads.
+export GPULAB_TEST_DKMS=$PWD/.cache/dkms/usr/sbin/dkms
 stage "fixture mirror" tests/harness/mirror/mirror.sh start
 eval "$(tests/harness/mirror/mirror.sh env)"
 

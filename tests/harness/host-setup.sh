@@ -57,6 +57,18 @@ install_requirements() {
   echo "$want" >"$stamp"
 }
 
+# Debian's dkms, unpacked (not installed: its postinst and dependencies are for a host that builds modules) into
+# .cache/dkms, for the unit test that has dkms itself read and remove the DKMS trees the probe reads
+# (test_driver_probe.py; tests/run.sh points GPULAB_TEST_DKMS at it).
+unpacked_dkms() {
+  local work
+  [ -x .cache/dkms/usr/sbin/dkms ] && return 0
+  work=$(mktemp -d) && chmod 0755 "$work"  # apt downloads as _apt
+  (cd "$work" && apt-get download -qq dkms >/dev/null) || { rm -rf "$work"; log "could not download dkms"; return 1; }
+  mkdir -p .cache/dkms && dpkg-deb -x "$work"/dkms_*.deb .cache/dkms
+  rm -rf "$work"
+}
+
 for part in "${parts[@]}"; do
   case $part in
     base)
@@ -65,6 +77,7 @@ for part in "${parts[@]}"; do
       install_requirements requirements-test.txt &
       venv_pid=$!
       tests/harness/docker-engine.sh
+      unpacked_dkms
       wait "$venv_pid" || { log "building .venv failed"; exit 1; } ;;
     images) tests/harness/base-images.sh bookworm trixie ;;
     validate) install_requirements requirements-validate.txt ;;
