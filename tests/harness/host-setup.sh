@@ -63,8 +63,8 @@ install_requirements() {
 unpacked_dkms() {
   local work
   [ -x .cache/dkms/usr/sbin/dkms ] && return 0
-  work=$(mktemp -d) && chmod 0755 "$work"  # apt downloads as _apt
-  (cd "$work" && apt-get download -qq dkms >/dev/null) || { rm -rf "$work"; log "could not download dkms"; return 1; }
+  work=$(mktemp -d)
+  (cd "$work" && apt-get download -qq dkms >/dev/null 2>&1) || { rm -rf "$work"; log "could not download dkms"; return 1; }
   mkdir -p .cache/dkms && dpkg-deb -x "$work"/dkms_*.deb .cache/dkms
   rm -rf "$work"
 }
