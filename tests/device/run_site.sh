@@ -60,18 +60,8 @@ login() {  # login NAME: what the GPU user's login shell sees
     echo "torch rc=$?"' > "$OUT/login-$1.txt" 2>&1
 }
 
-# The server holds none of the command's output open (the device tool waits for every holder), and stops with it.
-python3 tests/harness/mirror/serve.py --root .cache/mirror/www --port-file /tmp/mirror.port --faults /dev/null \
-  </dev/null >"$OUT/mirror.log" 2>&1 &
-mirror_pid=$!
-trap 'kill "$mirror_pid" 2>/dev/null' EXIT
-for _ in $(seq 50); do [ -s /tmp/mirror.port ] && break; sleep 0.1; done
-export GPULAB_MIRROR_URL=http://127.0.0.1:$(cat /tmp/mirror.port)
-GPULAB_MIRROR_FINGERPRINT=$(cat .cache/mirror/www/fingerprint); export GPULAB_MIRROR_FINGERPRINT
-# The ROCm Core SDK stream of the same mirror, with its own key (tests/harness/mirror/README.md).
-export GPULAB_MIRROR_CORE_URL=$GPULAB_MIRROR_URL/rocm/core/packages
-export GPULAB_MIRROR_CORE_KEY_URL=$GPULAB_MIRROR_URL/rocm/gpg/packages.gpg
-GPULAB_MIRROR_CORE_FINGERPRINT=$(cat .cache/mirror/www/core-fingerprint); export GPULAB_MIRROR_CORE_FINGERPRINT
+# shellcheck source=tests/device/serve-mirror.sh
+. tests/device/serve-mirror.sh
 { date -u +%FT%TZ; uname -r; grep -E '^(PRETTY_NAME|VERSION_ID)=' /etc/os-release; python3 --version
   ansible-playbook --version | head -1; ls /var/lib/apt/lists; dpkg -s python3-apt 2>&1 | head -2
   nvidia-smi -L; } > "$OUT/env.txt" 2>&1
