@@ -2,8 +2,9 @@
 # The kernel side (docs/hardware.md's driver guard, docs/health.md's kernel log) on the real Ubuntu host:
 #   1. the probe's driver section (kernels, headers, DKMS trees, free space of /boot and /var/lib/dkms, the loaded
 #      amdgpu) read on the host;
-#   2. the driver phase planned in check mode with the driver forced on (rocm_kernel_driver: always; the host is a
-#      container in a VM, where it is otherwise not wanted): what the guard says about this host; nothing is written;
+#   2. the driver phase of the default release (10.1.0) planned in check mode with the driver forced on
+#      (rocm_kernel_driver: always; the host is a container in a VM, where it is otherwise not wanted): what the plan
+#      and its guard say about this host; nothing is written;
 #   3. the health check installed (provision.yml --tags health) and run twice: where it reads the kernel log on this
 #      host, how much it read, and that the second run reads only what came since the first.
 # Needs the ansible-core wheels in .whl/validate (docs/validation.md), the built mirror in .cache/mirror/www, OUT.
@@ -15,9 +16,10 @@ inv=tests/device/inventory.yml
 { date -u +%FT%TZ; uname -r; ls /lib/modules 2>&1; df -m /boot /var/lib 2>&1; ls /var/lib/dkms 2>&1
   command -v journalctl dkms 2>&1; ls -l /dev/kmsg 2>&1; } >"$OUT/env.txt" 2>&1
 ansible-playbook -i "$inv" tests/device/kernel-side.yml >"$OUT/probe.log" 2>&1; echo "probe rc=$?" >>"$OUT/summary.txt"
-ansible-playbook -i "$inv" site.yml --check --diff --tags driver -e rocm_kernel_driver=always >"$OUT/driver-check.log" 2>&1
+ansible-playbook -i "$inv" site.yml --check --diff --tags driver -e '{"rocm_kernel_driver": "always", "rocm_version": "10.1.0"}' \
+  >"$OUT/driver-check.log" 2>&1
 echo "driver check rc=$?" >>"$OUT/summary.txt"
-ansible-playbook -i "$inv" playbooks/provision.yml --tags health -e rocm_health_gpu_count=0 >"$OUT/health-install.log" 2>&1
+ansible-playbook -i "$inv" playbooks/provision.yml --tags health -e '{"rocm_health_gpu_count": 0}' >"$OUT/health-install.log" 2>&1
 echo "health install rc=$?" >>"$OUT/summary.txt"
 for run in 1 2; do
   /usr/sbin/gpulab-gpu-health --json >"$OUT/health-$run.json" 2>"$OUT/health-$run.err"; echo "health run $run rc=$?" >>"$OUT/summary.txt"
