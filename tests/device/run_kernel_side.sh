@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2129  # each step appends its own line to the summary as it ends
 # The kernel side (docs/hardware.md's driver guard, docs/health.md's kernel log) on the real Ubuntu host:
 #   1. the probe's driver section (kernels, headers, DKMS trees, free space of /boot and /var/lib/dkms, the loaded
 #      amdgpu) read on the host;
@@ -35,6 +36,22 @@ for run in (1, 2):
     for check in result.get("checks", []):
         if check["check"] in ("kernel_log", "amdgpu_module", "amdgpu_loaded") or check["status"] != "pass":
             print("  %s %s %s: %s" % (check["code"], check["status"], check["gpu"], check["reason"]))
+PY
+# The check reads no kernel log on a node with no AMD GPU (it expects none: only GPU_COUNT): its kmsg reader and
+# rules, as installed, on this host's real /dev/kmsg, twice, the second from where the first ended.
+python3 -I - >>"$OUT/summary.txt" 2>&1 <<'PY'
+import sys
+sys.path.insert(0, "/usr/lib/gpulab/python")
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import kernel_log, kernel_log_rules
+first = kernel_log.read_kmsg(None, 4 * 1024 * 1024)
+second = kernel_log.read_kmsg((first["position"] or {}).get("seq"), 4 * 1024 * 1024)
+for name, read in (("first", first), ("second", second)):
+    texts = [record["text"] for record in read["records"]]
+    hits = sorted(set(rule["code"] for rule in kernel_log_rules.RULES for text in texts
+                      if __import__("re").search(rule["pattern"], text)))
+    print("kmsg %s read: problem %s, %d bytes, %d kernel records, truncated %s, lost %s, last seq %s; rules "
+          "matching any line: %s" % (name, read["problem"], read["bytes"], read["lines"], read["truncated"],
+                                     read["lost"], (read["position"] or {}).get("seq"), hits or "none"))
 PY
 grep -E 'driver: |is not ready|nothing was changed|msg:' "$OUT/driver-check.log" | head -n 30 >>"$OUT/summary.txt"
 sed -i -E "s#$PWD#<checkout>#g; s#$OUT#<out>#g; s#127.0.0.1:$(cat /tmp/mirror.port)#127.0.0.1:PORT#g; s#/tmp/site/#<wheels>/#g" \
