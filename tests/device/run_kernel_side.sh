@@ -54,6 +54,6 @@ for name, read in (("first", first), ("second", second)):
                                      read["lost"], (read["position"] or {}).get("seq"), hits or "none"))
 PY
 grep -E 'driver: |is not ready|nothing was changed|msg:' "$OUT/driver-check.log" | head -n 30 >>"$OUT/summary.txt"
-sed -i -E "s#$PWD#<checkout>#g; s#$OUT#<out>#g; s#127.0.0.1:$(cat /tmp/mirror.port)#127.0.0.1:PORT#g; s#/tmp/site/#<wheels>/#g" \
+sed -i -E "s#$PWD#<checkout>#g; s#$OUT#<out>#g; s#127.0.0.1:$(cat /tmp/mirror.port)#127.0.0.1:PORT#g; s#/tmp/site/#<wheels>/#g; s#archive\.ubuntu\.com#UBUNTU-ARCHIVE#g" \
   "$OUT"/*.log "$OUT"/*.txt 2>/dev/null
 cat "$OUT/summary.txt"
