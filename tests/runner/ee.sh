@@ -42,6 +42,7 @@ fi
 node=gpulab-ee-node
 work=$PWD/.cache/runner/ee
 export GPULAB_SSH_LAB_KEYS=$work/ssh
+# shellcheck disable=SC2329  # run by the EXIT trap
 cleanup() {
   if [ "$keep" = false ]; then
     docker rm -f "$node" >/dev/null 2>&1 || true
