@@ -15,7 +15,8 @@ Run it with the project's venv (.venv/bin/python: `make setup`): the image gets 
    content does not); the base image's id. Their sha256 is the image's label `gpulab.ee.recipe`: an image
    of the tag with the same label is kept, as tests/harness/base-images.sh keeps its images.
 3. Otherwise the build context in .cache/ee/context: the wheels (`pip download` of exactly those versions,
-   through this machine's own pip configuration), the collections, the tarball, the entrypoint; then
+   through this machine's own pip configuration, once per set of versions: .cache/ee/wheels), the collections,
+   the tarball, the entrypoint; then
    `docker build --network none` (the build downloads nothing). Docker's layer cache keeps the Python layer when
    only a collection changed. Older images of the recipe left without a tag are removed.
 """
@@ -42,6 +43,7 @@ HERE = ROOT / "tests" / "ee"
 CONTAINERFILE = HERE / "Containerfile"
 ENTRYPOINT = HERE / "entrypoint"
 CONTEXT = ROOT / ".cache" / "ee" / "context"
+WHEELS = ROOT / ".cache" / "ee" / "wheels"
 LOG = ROOT / ".cache" / "ee" / "build.log"
 LABEL = "gpulab.ee.recipe"
 DEFAULT_BASE = "gpulab/debian:bookworm"
@@ -145,9 +147,17 @@ def recipe(base_id, pinned, absent, pip_version, collections, manifest):
     return digest.hexdigest()
 
 
-def download_wheels(pinned, absent, pip_version, folder):
+def wheelhouse(pinned, absent, pip_version):
     """The wheels of exactly those versions (no sdist: nothing is compiled in the image), and pip's own wheel, the
-    installer in the image."""
+    installer in the image: downloaded once per set of versions into .cache/ee/wheels-<hash>, so that a build for a
+    new collection tarball needs no index."""
+    versions = json.dumps([sorted(pinned.items()), absent, pip_version]).encode()
+    folder = WHEELS / hashlib.sha256(versions).hexdigest()[:16]
+    if (folder / ".complete").is_file():
+        return folder
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
     pip = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--only-binary=:all:",
            "--dest", str(folder)]
     exact = ["%s==%s" % item for item in sorted(pinned.items())] + ["pip==%s" % pip_version]
@@ -156,6 +166,12 @@ def download_wheels(pinned, absent, pip_version, folder):
             result = subprocess.run(command, capture_output=True, text=True)
             if result.returncode != 0:
                 raise BuildError("pip download failed:\n" + result.stdout + result.stderr)
+    (folder / ".complete").write_text(versions.decode())
+    # The wheelhouses of other versions are of no further use.
+    for other in WHEELS.iterdir():
+        if other != folder:
+            shutil.rmtree(other)
+    return folder
 
 
 def check_base_python(base):
@@ -184,10 +200,11 @@ def build(tag, base, force=False, no_cache=False):
 
     log("building %s from %s (recipe %s)" % (tag, base, want[:12]))
     check_base_python(base)
+    wheels = wheelhouse(pinned, absent, pip_version)
     if CONTEXT.exists():
         shutil.rmtree(CONTEXT)
-    (CONTEXT / "wheels").mkdir(parents=True)
-    download_wheels(pinned, absent, pip_version, CONTEXT / "wheels")
+    CONTEXT.mkdir(parents=True)
+    shutil.copytree(wheels, CONTEXT / "wheels", ignore=shutil.ignore_patterns(".complete"))
     for name, path, _ in collections:
         namespace, collection = name.split(".")
         shutil.copytree(path, CONTEXT / "collections" / "ansible_collections" / namespace / collection,

@@ -28,6 +28,9 @@ while [ $# -gt 0 ]; do
 done
 
 if [ -z "${VIRTUAL_ENV:-}" ]; then
+  # Alone (not under run.sh): the venv, the Docker engine and the Debian 12 base image, made only where missing.
+  tests/harness/host-setup.sh base
+  tests/harness/base-images.sh bookworm
   # shellcheck disable=SC1091
   source .venv/bin/activate
 fi
