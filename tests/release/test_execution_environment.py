@@ -1,7 +1,8 @@
 """execution-environment.yml renders with `ansible-builder create` into the build context an image build needs: the
 release tarball and the third-party collections of collections/requirements.yml, ansible-core and ansible-runner at
 the pins the tests run, the system packages; and the context's own galaxy step installs our tarball from where
-the Containerfile runs it. Building the image itself needs a registry (docs/awx.md)."""
+the Containerfile runs it. Building that image needs a registry (docs/awx.md). tests/ee/Containerfile, the image on the
+project's Debian base that the awx-runner lane builds and runs (tests/runner/ee.sh), installs the same pins."""
 
 import importlib.util
 import re
