@@ -6,7 +6,7 @@ its recipe changed. Prints the image's tag.
 
 Run it with the project's venv (.venv/bin/python: `make setup`): the image gets the versions that venv runs.
 
-1. `make release`'s build of the collection tarball (the image installs it).
+1. `make release`'s build of the collection tarball (the image installs it), in .cache/ee/release.
 2. The recipe: the Containerfile and the entrypoint; the Python packages (the Containerfile's ANSIBLE_INSTALL_REFS
    and their dependencies, at the versions installed in this venv, which must be the pins); the third-party
    collections of collections/requirements.yml as installed in this venv by the `ansible` package of
@@ -44,6 +44,7 @@ CONTAINERFILE = HERE / "Containerfile"
 ENTRYPOINT = HERE / "entrypoint"
 CONTEXT = ROOT / ".cache" / "ee" / "context"
 WHEELS = ROOT / ".cache" / "ee" / "wheels"
+RELEASE = ROOT / ".cache" / "ee" / "release"
 LOG = ROOT / ".cache" / "ee" / "build.log"
 LABEL = "gpulab.ee.recipe"
 DEFAULT_BASE = "gpulab/debian:bookworm"
@@ -120,7 +121,10 @@ def third_party_collections():
 
 
 def release_tarball():
-    result = subprocess.run([sys.executable, str(ROOT / "tests" / "tools" / "build_release.py")], cwd=ROOT,
+    """`make release`'s build, into a staging folder and an output folder of its own: the test command's static lane
+    may run `make release` at the same time."""
+    result = subprocess.run([sys.executable, str(ROOT / "tests" / "tools" / "build_release.py"),
+                             "--staging", str(RELEASE / "staging"), "--output", str(RELEASE / "dist")], cwd=ROOT,
                             capture_output=True, text=True)
     if result.returncode != 0:
         raise BuildError("the release build failed:\n" + result.stdout + result.stderr)
