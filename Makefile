@@ -1,6 +1,6 @@
 # The two set-up commands of the README: `make lab` runs the main job on the built-in local lab (containers + fixture
 # mirror); `make test` runs every test. Both install and start what they need on a fresh Debian machine.
-.PHONY: lab lab-down test lint unit setup release
+.PHONY: lab lab-down test lint unit setup release ee
 
 lab: ## provision the local lab: containers + fixture mirror, site.yml, per-host summary
 	tests/harness/lab.sh up
@@ -22,3 +22,6 @@ unit: setup
 
 release: ## the collection tarball with the roles and playbooks: dist/release/gpulab-rocm-<version>.tar.gz (needs .venv: make setup)
 	.venv/bin/python tests/tools/build_release.py
+
+ee: ## the execution environment's image gpulab/rocm-ee:<version> on the Debian base, with this tree's release tarball (tests/ee/build.py: built only when its recipe changed)
+	.venv/bin/python tests/ee/build.py

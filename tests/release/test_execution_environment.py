@@ -1,8 +1,10 @@
 """execution-environment.yml renders with `ansible-builder create` into the build context an image build needs: the
 release tarball and the third-party collections of collections/requirements.yml, ansible-core and ansible-runner at
 the pins the tests run, the system packages; and the context's own galaxy step installs our tarball from where
-the Containerfile runs it. Building the image itself needs a registry (docs/awx.md)."""
+the Containerfile runs it. Building that image needs a registry (docs/awx.md). tests/ee/Containerfile, the image on the
+project's Debian base that the awx-runner lane builds and runs (tests/runner/ee.sh), installs the same pins."""
 
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -111,3 +113,50 @@ def test_galaxy_step_installs_our_tarball_from_the_build_folder(context, tmp_pat
     assert (installed / "playbooks" / "site.yml").is_file()
     assert f'"version": "{VERSION}"' in (installed / "MANIFEST.json").read_text()
 
+
+
+def debian_build():
+    """tests/ee/build.py, the build of the execution environment's image on the project's Debian base."""
+    spec = importlib.util.spec_from_file_location("ee_build", ROOT / "tests" / "ee" / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_debian_containerfile_installs_the_definitions_pins(context):
+    """tests/ee/Containerfile (the image built and run here, on the Debian base) and execution-environment.yml (the
+    definition for an RPM base) install the same ansible-core and ansible-runner, the pins the tests run, and the
+    dumb-init of ansible-builder's own final stage."""
+    build = debian_build()
+    refs = build.install_refs()
+    deps = yaml.safe_load(DEFINITION.read_text())["dependencies"]
+    assert refs[:2] == [deps["ansible_core"]["package_pip"], deps["ansible_runner"]["package_pip"]]
+    assert refs[:2] == [pin("requirements.txt", "ansible-core"), pin("requirements-test.txt", "ansible-runner")]
+    folder, _ = context
+    rendered = (folder / "Containerfile").read_text()
+    assert len(refs) == 3 and f"pip install --no-cache-dir '{refs[2]}'" in rendered, (refs, "dumb-init")
+    assert build.version() == VERSION
+    assert yaml.safe_load(DEFINITION.read_text())["options"]["tags"] == [f"gpulab/rocm-ee:{build.version()}"]
+
+
+def test_debian_containerfile_layers_go_from_stable_to_changing():
+    """Docker's layer cache keeps the Python layer when only the collection changed: the wheels first, then the
+    entrypoint, the third-party collections, and our tarball last."""
+    lines = (ROOT / "tests" / "ee" / "Containerfile").read_text().splitlines()
+    copies = [line.split()[1] for line in lines if line.startswith("COPY ")]
+    assert copies == ["wheels/", "entrypoint", "collections/", "gpulab-rocm.tar.gz"]
+    assert lines.index("USER 1000") > max(i for i, line in enumerate(lines) if line.startswith("RUN "))
+    assert 'ENTRYPOINT ["/opt/gpulab-ee/entrypoint", "dumb-init"]' in lines and "WORKDIR /runner" in lines
+
+
+def test_debian_image_python_packages_are_this_venvs():
+    """The image's wheels are the versions this venv runs: the refs and their dependencies, found here; only what
+    the venv lacks (dumb-init) is downloaded with its own dependencies."""
+    build = debian_build()
+    pinned, absent = build.python_closure(build.install_refs())
+    assert {"ansible-core", "ansible-runner", "jinja2", "pyyaml", "cryptography", "resolvelib", "pexpect",
+            "python-daemon"} <= set(pinned)
+    assert pinned["ansible-core"] == pin("requirements.txt", "ansible-core").split("==")[1]
+    assert absent == [r for r in build.install_refs() if r.startswith("dumb-init==")]
+    assert [name for name, _, _ in build.third_party_collections()] == [
+        entry["name"] for entry in yaml.safe_load((ROOT / "collections" / "requirements.yml").read_text())["collections"]]

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # Every playbook run the way AWX runs it: ansible-runner with a private data dir (project/, inventory/hosts,
 # env/envvars with AWX-style ANSIBLE_ROLES_PATH / ANSIBLE_COLLECTIONS_PATH, env/extravars), against five Debian
-# 12/13 containers with different fixture GPUs, then the fleet report opened in headless Chromium.
-#   tests/runner/run.sh [--keep] [--jobs provision,drift,...]   (jobs: tests/runner/awx_jobs.py)
-# Containers gpulab-runner-*; its own fixture mirror (state .cache/mirror-runner); both removed at the end unless
-# --keep. The private data dir, the report and its screenshot stay in .cache/runner/.
+# 12/13 containers with different fixture GPUs, then the fleet report opened in headless Chromium; then the
+# execution environment's image built and its jobs run the way AWX runs them (tests/runner/ee.sh).
+#   tests/runner/run.sh [--keep] [--jobs provision,drift,...] [--ee-jobs LIST|none]
+#   (jobs: tests/runner/awx_jobs.py; EE jobs: tests/runner/ee_jobs.py)
+# Containers gpulab-runner-* and gpulab-ee-node; its own fixture mirror (state .cache/mirror-runner); removed at the
+# end unless --keep (the image gpulab/rocm-ee:<version> stays: it is the cache). The private data dirs, the report and
+# its screenshot stay in .cache/runner/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 keep=false
 jobs_args=()
+ee_args=()
+ee=true
 while [ $# -gt 0 ]; do
   case $1 in
-    --keep) keep=true ;;
+    --keep) keep=true; ee_args+=(--keep) ;;
     --jobs) jobs_args=(--jobs "$2"); shift ;;
-    *) echo "usage: $0 [--keep] [--jobs LIST]" >&2; exit 2 ;;
+    --ee-jobs) if [ "$2" = none ]; then ee=false; else ee_args+=(--jobs "$2"); fi; shift ;;
+    *) echo "usage: $0 [--keep] [--jobs LIST] [--ee-jobs LIST|none]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -66,6 +72,15 @@ python3 tests/runner/awx_jobs.py "$pdd" "${jobs_args[@]}" || status=1
 if [ -f "$pdd/fleet-report/fleet-report.html" ]; then
   python3 tests/report/check_report.py "$pdd/fleet-report" --expect-hosts "$(IFS=,; echo "${nodes[*]}")" \
     --screenshot .cache/runner/fleet-report.png || status=1
+fi
+echo "runner: AWX-style jobs done in $((SECONDS - start)) s"
+
+# The execution environment: its image (built only when its recipe changed) and jobs through it, on a node of its
+# own reached over SSH; the same fixture mirror.
+if [ "$ee" = true ]; then
+  ee_start=$SECONDS
+  tests/runner/ee.sh "${ee_args[@]}" || status=1
+  echo "runner: execution environment done in $((SECONDS - ee_start)) s"
 fi
 echo "runner: done in $((SECONDS - start)) s"
 exit $status

@@ -14,7 +14,8 @@ import yaml
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import stack
 
 ROOT = Path(__file__).resolve().parents[2]
-INVENTORIES = ["inventories/lab/hosts.yml", "inventories/local/hosts.yml", "tests/runner/inventory"]
+INVENTORIES = ["inventories/lab/hosts.yml", "inventories/local/hosts.yml", "tests/runner/inventory",
+               "tests/runner/ee/inventory"]
 # Set by tests/harness and molecule/shared/prepare.yml for the fake GPU tools, not by the product.
 FIXTURE_VARS = {"gpulab_fixture_profile"}
 
