@@ -104,6 +104,20 @@ def stats_event(pdd, ident):
     raise Failed('%s: no playbook_on_stats event in %s' % (ident, events_dir))
 
 
+def job_runner(jobs, failures):
+    """job(name, body): runs body(name) when name is among the chosen jobs; a Failed is listed in failures and
+    printed, and the next job runs."""
+    def job(name, body):
+        if name not in jobs:
+            return
+        try:
+            body(name)
+        except Failed as error:
+            failures.append(str(error))
+            print('  %-26s FAILED: %s' % (name, str(error).splitlines()[0]), flush=True)
+    return job
+
+
 def run_job(pdd, ident, playbook, extravars=None, cmdline=None):
     """One job: env/extravars and env/cmdline written, ansible-runner run, (rc, status, stats event) returned."""
     (pdd / 'env' / 'extravars').write_text(json.dumps(extravars or {}, indent=2))
@@ -177,14 +191,7 @@ def main():
     print('awx_jobs: private data dir %s, %d nodes' % (pdd, len(nodes)))
     failures = []
 
-    def job(name, body):
-        if name not in jobs:
-            return
-        try:
-            body(name)
-        except Failed as error:
-            failures.append(str(error))
-            print('  %-26s FAILED: %s' % (name, str(error).splitlines()[0]))
+    job = job_runner(jobs, failures)
 
     verified = {}
 

@@ -44,7 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import awx_jobs  # noqa: E402  (the private data dir's project and inventory, the stats and report checks)
-from awx_jobs import Failed, check  # noqa: E402
+from awx_jobs import Failed, check, job_runner  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 INVENTORY = ROOT / 'tests' / 'runner' / 'ee' / 'inventory'
@@ -213,14 +213,7 @@ def main():
     print('ee_jobs: image %s, private data dirs in %s' % (args.image, workdir / 'jobs'), flush=True)
     failures, verified = [], {}
 
-    def job(name, body):
-        if name not in jobs:
-            return
-        try:
-            body(name)
-        except Failed as error:
-            failures.append(str(error))
-            print('  %-26s FAILED: %s' % (name, str(error).splitlines()[0]), flush=True)
+    job = job_runner(jobs, failures)
 
     def provision(ident):
         # The second run as an arbitrary UID with group 0, as OpenShift runs a container group's pod.
