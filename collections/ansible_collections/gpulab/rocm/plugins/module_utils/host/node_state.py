@@ -598,7 +598,6 @@ def driver_boot_state(root, proc_root, package):
             'reboot_marked': os.path.lexists(at(root, '/run/reboot-required'))}
 
 
-
 # --- the kernel side of the driver (rocm_driver's guard, planning/driver_guard.py) ----------------------------------
 # Every path is read under a root (the probe's kernel_root: / on a host; tests and the Molecule scenario lay out a
 # tree elsewhere). All of it is root's own (the kernel packages, DKMS); still, entries are taken by lstat, a link is
@@ -842,6 +841,7 @@ def modinfo_field(text):
     """`modinfo -F <field> <file>` -> the value (its first line), or None."""
     lines = [line.strip() for line in (text or '').splitlines() if line.strip()]
     return lines[0] if lines else None
+
 
 def docker_daemon(root='/', proc_root='/proc'):
     """Whether dockerd runs (its pid file names a live dockerd), its pid and when it started."""

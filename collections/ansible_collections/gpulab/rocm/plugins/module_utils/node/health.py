@@ -376,8 +376,8 @@ def check_kernel_log(result):
         return results
     source = result['source']
     if not result.get('read', True):
-        return [entry('kernel_log', 'pass', 'the kernel log was not read this run: %s' % (result.get('problem') or
-                                                                                           'nothing to read'))]
+        why = result.get('problem') or 'nothing to read'
+        return [entry('kernel_log', 'pass', 'the kernel log was not read this run: %s' % why)]
     if source == 'none':
         if result.get('problem') and result.get('explicit'):
             return [entry('kernel_log', 'warn', 'kernel log not checked: %s' % result['problem'])]

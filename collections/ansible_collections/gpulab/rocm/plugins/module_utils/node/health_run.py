@@ -340,9 +340,8 @@ def ack_kernel_log(state_dir, codes, now=None, out=None):
     finally:
         os.close(lock)
     for hold in removed:
-        say('acknowledged %s on %s (last seen %s)' % (hold.get('code'), hold.get('bdf') or 'the node',
-                                                     time.strftime('%Y-%m-%dT%H:%M:%SZ',
-                                                                   time.gmtime(hold.get('last') or 0))), out)
+        seen = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(hold.get('last') or 0))
+        say('acknowledged %s on %s (last seen %s)' % (hold.get('code'), hold.get('bdf') or 'the node', seen), out)
     if removed:
         say('the next check passes for these; gpulab-slurm-health resumes a node it drained for them', out)
         return 0

@@ -648,8 +648,8 @@ def collect(want, state, now, boot_id, boot_time, where, io, read=True):
         finding.pop('lines', None)
         finding.pop('events', None)
         finding['held'] = _hold_key(finding['code'], finding['bdf']) in fresh
-    result = dict((key, got.get(key)) for key in ('source', 'bytes', 'lines', 'truncated', 'lost', 'problem',
-                                                   'explicit', 'note'))
+    keys = ('source', 'bytes', 'lines', 'truncated', 'lost', 'problem', 'explicit', 'note')
+    result = dict((key, got.get(key)) for key in keys)
     result.update(findings=sorted(listed, key=lambda item: (item['code'], item['bdf'] or '')), held=held,
                   stale=stale, read=read, summary=summary(got, run_counts, totals, codes),
                   want=dict((key, want[key]) for key in ('kernel_log_source', 'kernel_log_hold_hours',

@@ -152,9 +152,9 @@ def dkms_tool():
 
 
 def dkms(root, *args):
-    argv = [dkms_tool()] + list(args) + ["--dkmstree", os.path.join(root, "var/lib/dkms"),
-                                          "--sourcetree", os.path.join(root, "usr/src"),
-                                          "--installtree", os.path.join(root, "lib/modules")]
+    trees = ["--dkmstree", os.path.join(root, "var/lib/dkms"), "--sourcetree", os.path.join(root, "usr/src"),
+             "--installtree", os.path.join(root, "lib/modules")]
+    argv = [dkms_tool()] + list(args) + trees
     return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
 
 

@@ -126,8 +126,8 @@ def test_versions(source, block, value, version):
 @pytest.mark.parametrize('source, name, block', [
     ('amd-smi', 'CP_MEC1', 'mec'), ('amd-smi', 'PSP_SOSDRV', 'sos'), ('amd-smi', 'PM', 'smc'),
     ('amd-smi', 'SDMA2', 'sdma2'), ('amd-smi', 'RLC_RESTORE_LIST_CNTL', 'rlc_srlc'),
-    ('rocm-smi', 'SDMA2', 'sdma1'), ('rocm-smi', 'MES KIQ', 'mes_kiq'), ('debugfs', 'TA SECUREDISPLAY',
-                                                                          'ta_securedisplay'),
+    ('rocm-smi', 'SDMA2', 'sdma1'), ('rocm-smi', 'MES KIQ', 'mes_kiq'),
+    ('debugfs', 'TA SECUREDISPLAY', 'ta_securedisplay'),
     ('sysfs', 'sdma', 'sdma0'), ('debugfs', '../x', None),
 ])
 def test_block_ids(source, name, block):

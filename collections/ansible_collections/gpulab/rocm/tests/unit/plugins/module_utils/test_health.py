@@ -464,8 +464,8 @@ def test_a_kernel_log_that_another_check_holds_reports_the_held_findings(tmp_pat
     data = with_data(build_node(tmp_path), kernel_log_source=str(log))
     assert run_node(tmp_path, data)['verdict'] == 'unhealthy'
     lock = health_run.lock_kernel_log(str(tmp_path / 'state'))
+    original = health_run.LOCK_WAIT
     try:
-        original = health_run.LOCK_WAIT
         health_run.LOCK_WAIT = 0.2
         busy = run_node(tmp_path, data)
     finally:

@@ -249,12 +249,12 @@ def test_aer_of_the_ports_above_a_gpu_counts_for_that_gpu_and_of_other_devices_n
     # An AMD GPU elsewhere: the NVIDIA host's root port errors and the chipset devices' slow links are not its.
     where = kernel_log.topology([{'bdf': '0000:0b:00.0', 'gpu': 0}],
                                 {'0000:0b:00.0': ['0000:00:03.1', '0000:09:00.0', '0000:0a:00.0']})
-    assert kernel_log.match(records_of(NVIDIA_AER), kernel_log_rules.compiled(), {'gpus': {'0000:43:00.0': 0},
-                                                                                 'ports': {}}, NOW, None) == {}
+    nvidia_host = {'gpus': {'0000:43:00.0': 0}, 'ports': {}}
+    assert kernel_log.match(records_of(NVIDIA_AER), kernel_log_rules.compiled(), nvidia_host, NOW, None) == {}
     assert kernel_log.match(records_of(NON_GPU_LINK), kernel_log_rules.compiled(), where, NOW, None) == {}
     # No GPU below the Minisforum's root port: its uncorrectable (non-fatal) error is not a GPU's.
-    assert kernel_log.match(records_of(NO_GPU_AER), kernel_log_rules.compiled(), {'gpus': {'0000:03:00.0': 0},
-                                                                                 'ports': {}}, NOW, None) == {}
+    minisforum = {'gpus': {'0000:03:00.0': 0}, 'ports': {}}
+    assert kernel_log.match(records_of(NO_GPU_AER), kernel_log_rules.compiled(), minisforum, NOW, None) == {}
     # Two Polaris GPUs on an X99 host: the excerpt does not say which slot is which; placed below the root port
     # 0000:00:03.0 (the first x16 root port of Haswell-E), the first GPU gets the three correctable errors.
     where = kernel_log.topology([{'bdf': '0000:04:00.0', 'gpu': 0}, {'bdf': '0000:05:00.0', 'gpu': 1}],
