@@ -1,0 +1,124 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpulab.rocm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The GPU partition profile as declared state (issue 41): rocm_partition_compute (SPX, DPX, TPX, QPX, CPX) and
+rocm_partition_memory (NPS1, NPS2, NPS4, NPS8), empty for leave as is. Pure: plan() checks the wanted pair against
+the GPU's documented pairs (gpu_partitions.MODELS) and refuses an unsupported one before any change, and shows the
+change: current -> wanted, the GPU count before and after, what must stop first, and the commands in order (the
+memory partition first, with the driver reload it needs, then the compute partition). A change goes through the
+maintenance path: rocm_maintenance drains a Slurm node for any phase that changes the host (docs/health.md)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_partitions as gp
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
+
+PHASE = {
+    'name': 'partition',
+    'role': 'rocm_partition',
+    'changes_host': True,
+    'sections': ('os', 'gpus', 'tools'),
+    'keys': {
+        'wanted': 'The profile asked for: C(compute) and C(memory), each null where left as it is.',
+        'current': 'Per physical GPU: C(bdf), C(model), C(compute), C(memory) as amd-smi reports them now.',
+        'gpus_before': 'The logical GPUs ROCm shows now (KFD GPU nodes).',
+        'gpus_after': 'The logical GPUs ROCm shows once the profile is applied.',
+        'stop': 'The systemd units that hold the GPUs and are stopped before the change, started again after it.',
+        'memory': 'The memory partition to set (C(amd-smi set --memory-partition)), or null for none.',
+        'reload': 'The driver reload the memory partition change needs, one command line per step, in order.',
+        'compute': 'The compute partition to set (C(amd-smi set --compute-partition)), or null for none.',
+    },
+}
+
+# What holds the GPUs and must stop before a partition change (amd-smi refuses a busy GPU: ROCm/gpu-operator#421):
+# AMD's device-metrics-exporter (plan_metrics.AMD_EXPORTER_SERVICE) and our metrics writer's timer and service.
+HOLDERS = ('amd-metrics-exporter.service', 'gpulab-metrics.timer', 'gpulab-metrics.service')
+# AMD's reload after a memory partition change (amd-smi's own message since the CLI stopped reloading the driver
+# itself, ROCm/rocm-systems#3751; amd-smi 6.3/6.4 reloaded it itself, ROCm/ROCm#4439): harmless to repeat.
+RELOAD = (['modprobe', '-r', 'amdgpu'], ['modprobe', 'amdgpu'])
+
+
+def check(wanted):
+    """The variables' problems (their types are role_spec's)."""
+    problems = []
+    compute = wanted.get('compute') or ''
+    memory = wanted.get('memory') or ''
+    if compute and compute not in gp.COMPUTE_MODES:
+        problems.append('rocm_partition_compute must be one of %s (or empty: leave as is), got %r'
+                        % (', '.join(gp.COMPUTE_MODES), compute))
+    if memory and memory not in gp.MEMORY_MODES:
+        problems.append('rocm_partition_memory must be one of %s (or empty: leave as is), got %r'
+                        % (', '.join(gp.MEMORY_MODES), memory))
+    return problems
+
+
+def plan(node, wanted, stack, host=None, previous=None):
+    """wanted: compute, memory (each '' for leave as is). Returns the Plan with the keys of PHASE."""
+    result = Plan('partition')
+    problems = check(wanted)
+    if problems:
+        raise PlanError('; '.join(problems), problems)
+    compute = wanted.get('compute') or None
+    memory = wanted.get('memory') or None
+    gpus = gp.physical_gpus(node)
+    now = len([item for item in (node.get('gpu_pci') or {}).get('kfd_nodes') or [] if item.get('type') == 'gpu'])
+    result.update(wanted={'compute': compute, 'memory': memory},
+                  current=[dict((key, gpu[key]) for key in ('bdf', 'model', 'compute', 'memory')) for gpu in gpus],
+                  gpus_before=now, gpus_after=now, stop=[], memory=None, reload=[], compute=None)
+    if not compute and not memory:
+        return result
+    problems = []
+    for gpu in gpus:
+        row = gp.model_of(gpu['device_id'])
+        want = (compute or gpu['compute'], memory or gpu['memory'])
+        label = '%s (%s)' % (gpu['bdf'], gpu['name'] or gpu['device_id'])
+        if not row:
+            problems.append('GPU %s: no source documents its partition modes (the table knows %s); set '
+                            'rocm_partition_compute and rocm_partition_memory to "" for this node class'
+                            % (label, ', '.join(sorted(set(r['model'] for r in gp.MODELS.values())))))
+        elif None in want:
+            problems.append('GPU %s (%s): amd-smi reports no current %s partition, so the pair cannot be checked; '
+                            'set both rocm_partition_compute and rocm_partition_memory, or check that amd-smi '
+                            'works (amd-smi static --partition)'
+                            % (label, row['model'], 'compute' if want[0] is None else 'memory'))
+        elif want not in row['pairs']:
+            problems.append('GPU %s: %s does not support %s; its documented pairs are %s (sources: %s). Set '
+                            'rocm_partition_compute and rocm_partition_memory to one of them'
+                            % (label, row['model'], gp.pair_text(want),
+                               ', '.join(gp.pair_text(pair) for pair in row['pairs']), ', '.join(row['sources'])))
+    if not gpus:
+        problems.append('rocm_partition_compute/rocm_partition_memory are set, but the node has no AMD GPU on the '
+                        'PCI bus; set them to "" for this node class')
+    if problems:
+        raise PlanError('rocm_partition: ' + '; '.join(problems), problems)
+    change_memory = bool(memory) and any(gpu['memory'] != memory for gpu in gpus)
+    change_compute = bool(compute) and any(gpu['compute'] != compute for gpu in gpus)
+    if not (change_memory or change_compute):
+        return result
+    after = gp.profile_view(node, compute, memory)
+    result.update(gpus_after=after['count'], stop=list(HOLDERS))
+    before_text = ', '.join(sorted(set(gp.pair_text((gpu['compute'], gpu['memory'])) for gpu in gpus)))
+    want_text = gp.pair_text((compute or gpus[0]['compute'], memory or gpus[0]['memory']))
+    result.change('stop %s' % ', '.join(HOLDERS),
+                  'amd-smi refuses a GPU a process holds (Device busy); started again after the change')
+    if change_memory:
+        result.update(memory=memory, reload=[' '.join(argv) for argv in RELOAD])
+        result.change('amd-smi set --memory-partition %s, then %s' % (memory, ' && '.join(result['reload'])),
+                      'memory partition %s -> %s; it takes effect when amdgpu is reloaded'
+                      % ('/'.join(sorted(set(str(gpu['memory']) for gpu in gpus))), memory))
+    if change_compute:
+        result['compute'] = compute
+        result.change('amd-smi set --gpu all --compute-partition %s' % compute,
+                      'compute partition %s -> %s' % ('/'.join(sorted(set(str(gpu['compute']) for gpu in gpus))),
+                                                      compute))
+    result.warn('partition profile %s -> %s: ROCm shows %d GPU(s) now, %d after; Slurm GRES, the CDI spec, the '
+                'health check and the metrics are planned again from the new reading'
+                % (before_text, want_text, now, after['count']))
+    return result
+
+
+def probe_needs(node, wanted, stack, fresh=()):
+    """Nothing beyond its sections."""
+    return []

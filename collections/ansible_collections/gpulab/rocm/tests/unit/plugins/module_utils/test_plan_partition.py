@@ -1,0 +1,135 @@
+"""rocm_partition's phase (plan_partition.py) and its cited table (gpu_partitions.py): an 8x MI300X node going
+SPX+NPS1 -> CPX+NPS4 (8 -> 64 GPUs) and back, an unsupported pair refused before any change with the supported pairs
+and the sources, and the dependent phases (Slurm GRES, the CDI spec, the health check's data) planned again for the
+GPUs the profile gives.
+
+The node: eight MI300X functions in a fixture sysfs tree, each with one KFD GPU node whose properties are the real
+MI308X CPX capture (kfd-topology/mi308x-cpx-partition-node2-gpu-properties.txt) with the MI300X's device id, its own
+location and render minor, and num_xcc 8 (SPX). amd-smi's facts are given in the parser's shape (partitions
+{'compute', 'memory'}, test_amd_smi_parser reads them from the real table capture's Partition-Mode cell)."""
+
+import os
+
+import pytest
+
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci, parse_kfd_properties
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
+    gpu_partitions as gp, plan_containers, plan_health, plan_partition, plan_slurm_node, slurm_files,
+)
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
+from ansible_collections.gpulab.rocm.tests.unit import sysfs_tree
+from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils.slurm_helpers import CPUS, NODE
+
+FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
+BUSES = ['05', '26', '46', '65', '85', 'a6', 'c6', 'e5']
+
+
+def _kfd_properties(bus, minor):
+    with open(os.path.join(FIXTURES, 'kfd-topology', 'mi308x-cpx-partition-node2-gpu-properties.txt')) as handle:
+        props = parse_kfd_properties(handle.read())
+    props.update(device_id=0x74a1, location_id=int(bus, 16) << 8, drm_render_minor=minor, num_xcc=8)
+    return props
+
+
+def mi300x_node(tmp_path, compute='SPX', memory='NPS1'):
+    functions, kfd = [], []
+    for index, bus in enumerate(BUSES):
+        bdf = '0000:%s:00.0' % bus
+        functions.append({"path": ["pci0000:00", "0000:00:01.%d" % index, bdf], "class": "0x120000",
+                          "vendor": "0x1002", "device": "0x74a1", "revision": "0x00", "driver": "amdgpu",
+                          "numa_node": 0 if index < 4 else 1, "drm": ["card%d" % index, "renderD%d" % (128 + index)]})
+        kfd.append({"node": 2 + index, "properties": _kfd_properties(bus, 128 + index)})
+    root = tmp_path / ('sys%d' % len(list(tmp_path.iterdir())))
+    sysfs_tree.build(str(root), {"functions": functions, "files": CPUS, "kfd_nodes": kfd})
+    pci = gather_pci(str(root), str(tmp_path), str(tmp_path))
+    amd_smi = {'present': True, 'gpus': [{'pcie_bus': '0000:%s:00.0' % bus, 'device_id': '0x74a1',
+                                          'partitions': {'compute': compute, 'memory': memory}} for bus in BUSES]}
+    return {'sections': ['gpus', 'os', 'tools', 'slurm'], 'os': {'euid': 0}, 'gpu_pci': pci,
+            'tools': {'amd_smi': amd_smi}, 'slurm': {'topology': {}}}
+
+
+def after_change(tmp_path, compute, memory):
+    """What the re-probe after the change reads, as the fixture node shows it: the view of profile_view with amd-smi's
+    new modes."""
+    node = mi300x_node(tmp_path)
+    view = gp.profile_view(node, compute, memory)['node']
+    for gpu in view['tools']['amd_smi']['gpus']:
+        gpu['partitions'] = {'compute': compute, 'memory': memory}
+    return view
+
+
+def test_the_table_cites_a_source_for_every_row_and_knows_the_mi300x_pairs():
+    assert gp.model_of('0x74A1')['model'] == 'MI300X'
+    assert gp.supported('0x74a1', 'CPX', 'NPS4') and gp.supported('0x74a1', 'DPX', 'NPS2')
+    assert not gp.supported('0x74a1', 'QPX', 'NPS4') and not gp.supported('0x75a3', 'CPX', 'NPS4')
+    assert gp.supported('0x75a3', 'QPX', 'NPS2') and gp.partitions_per_gpu('0x74a0', 'CPX') == 6
+    for row in gp.MODELS.values():
+        assert row['sources'] and all(url.startswith('https://') for url in row['sources'])
+        assert all(pair[0] in row['partitions'] for pair in row['pairs'])
+
+
+def test_spx_nps1_to_cpx_nps4_plans_the_memory_partition_and_reload_first_then_compute(tmp_path):
+    node = mi300x_node(tmp_path)
+    result = plan_partition.plan(node, {'compute': 'CPX', 'memory': 'NPS4'}, {})
+    assert result['gpus_before'] == 8 and result['gpus_after'] == 64
+    assert result['memory'] == 'NPS4' and result['compute'] == 'CPX'
+    assert result['reload'] == ['modprobe -r amdgpu', 'modprobe amdgpu']
+    assert result['stop'] == ['amd-metrics-exporter.service', 'gpulab-metrics.timer', 'gpulab-metrics.service']
+    assert [c['change'] for c in result['changes']] == [
+        'stop amd-metrics-exporter.service, gpulab-metrics.timer, gpulab-metrics.service',
+        'amd-smi set --memory-partition NPS4, then modprobe -r amdgpu && modprobe amdgpu',
+        'amd-smi set --gpu all --compute-partition CPX']
+    assert 'SPX+NPS1 -> CPX+NPS4: ROCm shows 8 GPU(s) now, 64 after' in result['notices'][0]
+    assert result['current'][0] == {'bdf': '0000:05:00.0', 'model': 'MI300X', 'compute': 'SPX', 'memory': 'NPS1'}
+
+
+def test_a_converged_node_and_an_empty_profile_change_nothing(tmp_path):
+    node = after_change(tmp_path, 'CPX', 'NPS4')
+    assert plan_partition.plan(node, {'compute': 'CPX', 'memory': 'NPS4'}, {})['changes'] == []
+    assert plan_partition.plan(mi300x_node(tmp_path), {'compute': '', 'memory': ''}, {})['changes'] == []
+
+
+def test_back_from_cpx_nps4_to_spx_nps1(tmp_path):
+    node = after_change(tmp_path, 'CPX', 'NPS4')
+    result = plan_partition.plan(node, {'compute': 'SPX', 'memory': 'NPS1'}, {})
+    assert result['gpus_before'] == 64 and result['gpus_after'] == 8
+    assert result['memory'] == 'NPS1' and result['compute'] == 'SPX'
+
+
+def test_an_unsupported_pair_is_refused_with_the_supported_pairs_and_the_sources(tmp_path):
+    with pytest.raises(PlanError) as error:
+        plan_partition.plan(mi300x_node(tmp_path), {'compute': 'QPX', 'memory': 'NPS4'}, {})
+    message = str(error.value)
+    assert ('MI300X does not support QPX+NPS4; its documented pairs are SPX+NPS1, DPX+NPS2, CPX+NPS4, CPX+NPS1'
+            in message)
+    assert gp.AMD_INDEX in message and len(error.value.problems) == 8
+    with pytest.raises(PlanError) as error:
+        plan_partition.plan(mi300x_node(tmp_path), {'compute': 'XPS', 'memory': ''}, {})
+    assert 'rocm_partition_compute must be one of SPX, DPX, TPX, QPX, CPX' in str(error.value)
+    # Only the memory mode, under SPX: SPX+NPS4 is no pair the MI300X supports.
+    with pytest.raises(PlanError):
+        plan_partition.plan(mi300x_node(tmp_path), {'compute': '', 'memory': 'NPS4'}, {})
+
+
+def test_the_dependent_phases_plan_again_for_64_gpus_and_back(tmp_path):
+    before = mi300x_node(tmp_path)
+    cpx = after_change(tmp_path, 'CPX', 'NPS4')
+    spx = after_change(tmp_path, 'SPX', 'NPS1')
+    # Slurm GRES: one line per logical GPU, each its own render node.
+    rec = plan_slurm_node.plan(cpx, dict(NODE), {})['node']
+    assert rec['gres'] == 'gpu:mi300x:64'
+    lines = slurm_files.gres_block(rec)
+    assert len(lines) == 65 and 'File=/dev/dri/renderD191' in lines[-1]
+    assert plan_slurm_node.plan(spx, dict(NODE), {})['node']['gres'] == 'gpu:mi300x:8'
+    assert plan_slurm_node.plan(before, dict(NODE), {})['node']['gres'] == 'gpu:mi300x:8'
+    # CDI: one device per KFD node.
+    devices = dict(('/dev/dri/renderD%d' % minor, {'exists': True, 'type': 'char', 'major': 226, 'minor': minor})
+                   for minor in range(128, 192))
+    devices['/dev/kfd'] = {'exists': True, 'type': 'char'}
+    gpus, warnings = plan_containers.listed_gpus(dict(cpx, containers={'devices': devices}))
+    assert len(gpus) == 64 and warnings == [] and gpus[63]['render'] == '/dev/dri/renderD191'
+    assert len(plan_containers.listed_gpus(dict(spx, containers={'devices': devices}))[0]) == 8
+    # The health check's data: the GPUs on the bus stay 8; the KFD shows 64.
+    assert gp.profile_view(before, 'CPX', 'NPS4')['count'] == 64
+    assert cpx['gpu_pci']['kfd_gpu_nodes'] == 64 and cpx['gpu_pci']['amd_count'] == 8
+    assert plan_health.gpu_count.expected(cpx, {})['count'] == 8
