@@ -350,8 +350,10 @@ def gather_pci(sysfs_root='/sys', root='/', proc_root='/proc'):
     in_container, container_type, hints = detect_container(root, proc_root)
     kfd_nodes = read_kfd_nodes(sysfs_root)
     kfd_gpus = [node for node in kfd_nodes or [] if node['type'] == 'gpu']
-    # MI300 compute partitions (CPX) make several KFD nodes per device; they share the PCI address.
-    physical = set(node['bdf'] or node['unique_id'] or node['node'] for node in kfd_gpus)
+    # MI300 compute partitions (CPX) make several KFD nodes per device: each counts up the function number of its
+    # GPU's address (kfd-topology/mi308x-cpx-partition-node3: 0a:00.1 beside 0a:00.0), so the GPU is domain:bus:device.
+    physical = set(node['bdf'].rsplit('.', 1)[0] if node['bdf'] else node['unique_id'] or node['node']
+                   for node in kfd_gpus)
     return {
         'devices': devices,
         'amd': amd,

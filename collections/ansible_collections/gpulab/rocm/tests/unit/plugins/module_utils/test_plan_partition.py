@@ -14,8 +14,9 @@ import pytest
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci, parse_kfd_properties
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
-    gpu_partitions as gp, plan_containers, plan_health, plan_partition, plan_slurm_node, slurm_files,
+    gpu_partitions as gp, plan_containers, plan_health, plan_metrics, plan_partition, plan_slurm_node, slurm_files,
 )
+from ansible_collections.gpulab.rocm.plugins.module_utils.node import health
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
 from ansible_collections.gpulab.rocm.tests.unit import sysfs_tree
 from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils.slurm_helpers import CPUS, NODE
@@ -133,3 +134,32 @@ def test_the_dependent_phases_plan_again_for_64_gpus_and_back(tmp_path):
     assert gp.profile_view(before, 'CPX', 'NPS4')['count'] == 64
     assert cpx['gpu_pci']['kfd_gpu_nodes'] == 64 and cpx['gpu_pci']['amd_count'] == 8
     assert plan_health.gpu_count.expected(cpx, {})['count'] == 8
+    # The health check compares the physical GPUs KFD lists with the bus: 8 and 8 in either profile.
+    assert health.check_gpu_count(cpx['gpu_pci']['kfd_physical_gpus'], 8, 8)[0]['status'] == 'pass'
+    # The metrics: 8 PCI functions, 64 KFD nodes expected after the change, 8 after the way back.
+    wanted = {'expected_gpus': -1, 'textfile_dir': '/var/lib/t', 'rocm_path': '/opt/rocm', 'health_file': '/h'}
+    assert [plan_metrics.writer_config(view, wanted, {})['expected_kfd'] for view in (before, cpx, spx)] == [8, 64, 8]
+    assert plan_metrics.writer_config(cpx, wanted, {})['expected_pci'] == 8
+
+
+def test_a_re_probe_of_the_partitioned_tree_counts_8_physical_gpus(tmp_path):
+    # The KFD as the real CPX capture shows it: each partition counts up its GPU's function number.
+    node = mi300x_node(tmp_path)
+    root = tmp_path / 'cpx'
+    functions = []
+    kfd = []
+    for index, bus in enumerate(BUSES):
+        functions.append({"path": ["pci0000:00", "0000:00:01.%d" % index, '0000:%s:00.0' % bus], "class": "0x120000",
+                          "vendor": "0x1002", "device": "0x74a1", "driver": "amdgpu", "numa_node": 0,
+                          "drm": ["card%d" % index, "renderD%d" % (128 + index)]})
+        for part in range(8):
+            props = _kfd_properties(bus, 128 + index * 8 + part)
+            props.update(location_id=(int(bus, 16) << 8) + part, num_xcc=1)
+            kfd.append({"node": 2 + index * 8 + part, "properties": props})
+    sysfs_tree.build(str(root), {"functions": functions, "files": CPUS, "kfd_nodes": kfd})
+    pci = gather_pci(str(root), str(tmp_path), str(tmp_path))
+    assert (pci['amd_count'], pci['kfd_gpu_nodes'], pci['kfd_physical_gpus']) == (8, 64, 8)
+    probed = dict(node, gpu_pci=pci)
+    assert plan_slurm_node.plan(probed, dict(NODE), {})['node']['gres'] == 'gpu:mi300x:64'
+    predicted = gp.profile_view(node, 'CPX', 'NPS4')['node']['gpu_pci']
+    assert [n['bdf'] for n in predicted['kfd_nodes']] == [n['bdf'] for n in pci['kfd_nodes']]
