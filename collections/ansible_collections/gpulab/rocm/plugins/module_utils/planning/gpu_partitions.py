@@ -22,6 +22,8 @@ Sources (the URL of each row is in its 'sources'):
   CPX-NPS4 (virtualised; the bare-metal modes are a superset).
 - AAC: AMD Accelerator Cloud's bare-metal partitioning page: MI325X and MI355X SPX/DPX/QPX/CPX (1/2/4/8 logical
   GPUs per GPU); MI325X NPS1/NPS2/NPS4.
+- AMDSMI_132: ROCm/amdsmi#132: `amd-smi partition --accelerator` and `amd-smi` of an 8x MI300X (amd-smi 26.0.2,
+  ROCm 7.0.2): profiles SPX (NPS1), DPX (NPS1), QPX (NPS1,NPS4), and the node set to DPX/NPS1.
 - ROCM_4439: ROCm/ROCm#4439: an 8x MI300X set to CPX under NPS1 (64 GPUs), then NPS4 (amd-smi 6.3.2).
 - GALAPAGOS: a lab's MI300A admin page: SPX 1, TPX 3, CPX 6 GPUs per APU.
 """
@@ -40,6 +42,7 @@ KERNEL_NO_DPX_6XCC = 'https://www.mail-archive.com/amd-gfx@lists.freedesktop.org
 GIM_9_4_0 = 'https://github.com/amd/MxGPU-Virtualization/releases/tag/9.4.0.K'
 AAC = 'https://aac.amd.com/help/bare-metal/gpu-partitioning/'
 ROCM_4439 = 'https://github.com/ROCm/ROCm/issues/4439'
+AMDSMI_132 = 'https://github.com/ROCm/amdsmi/issues/132'
 GALAPAGOS = 'https://galapagos.fluidnumerics.com/admin/mi300-change-compute-partition'
 
 # Logical GPUs per physical GPU in each compute mode, for a GPU of 8 XCDs; MI300A (6 XCDs) has its own.
@@ -47,26 +50,50 @@ PARTITIONS_8XCD = {'SPX': 1, 'DPX': 2, 'QPX': 4, 'CPX': 8}
 COMPUTE_MODES = ('SPX', 'DPX', 'TPX', 'QPX', 'CPX')
 MEMORY_MODES = ('NPS1', 'NPS2', 'NPS4', 'NPS8')
 
-_MI300X_PAIRS = (('SPX', 'NPS1'), ('DPX', 'NPS2'), ('CPX', 'NPS4'), ('CPX', 'NPS1'))
-_MI300X_SOURCES = (AMD_INDEX, AMD_MI300X_QSG, KERNEL_DPX_NPS2, GIM_9_4_0, ROCM_4439)
-_MI350_PAIRS = (('SPX', 'NPS1'), ('DPX', 'NPS2'), ('QPX', 'NPS2'), ('CPX', 'NPS2'))
-_MI350_SOURCES = (AMD_INDEX, KERNEL_950_NPS2, GIM_9_4_0, AAC)
+# (compute, memory, the source that shows the pair on this GPU), in the order messages list them.
+_MI300X_PAIRS = (
+    ('SPX', 'NPS1', AMD_INDEX),           # the default; AMD's compatibility matrix
+    ('DPX', 'NPS1', AMDSMI_132),          # amd-smi 26.0.2 set DPX under NPS1 on an 8x MI300X (DPX/NPS1 in its table)
+    ('DPX', 'NPS2', KERNEL_DPX_NPS2),     # amdgpu: "Compute partition DPX is possible in NPS2 mode"; AMD's matrix
+    ('QPX', 'NPS1', AMDSMI_132),          # amd-smi's accelerator profiles of that MI300X: QPX, NPS1,NPS4
+    ('QPX', 'NPS4', AMDSMI_132),
+    ('CPX', 'NPS1', ROCM_4439),           # CPX set under NPS1: 64 GPUs (amd-smi 6.3.2)
+    ('CPX', 'NPS4', AMD_MI300X_QSG),      # AMD's quick-start guide: CPX/NPS4, 8 partitions of 48 GB per GPU
+)
+# MI350X/MI355X (GC 9.5.0): SPX-NPS1, DPX-NPS2 and CPX-NPS2 in AMD's GIM 9.4.0 table; CPX and QPX also in NPS2
+# (amdgpu 389d79a). AMD Accelerator Cloud: the MI355X's NPS mode is fixed there (not user-configurable).
+_MI350_PAIRS = (
+    ('SPX', 'NPS1', GIM_9_4_0),
+    ('DPX', 'NPS2', GIM_9_4_0),
+    ('QPX', 'NPS2', KERNEL_950_NPS2),
+    ('CPX', 'NPS2', GIM_9_4_0),
+)
 
 # One row per PCI device id (the ids of parsers/gfx.py, as gpu_support and the exporter use them). 'pairs': the
-# (compute, memory) pairs the sources document; a pair outside them is refused before any change.
+# (compute, memory) pairs a source shows, each with its source; a pair outside them is refused before any change.
+# MI325X: AMD Accelerator Cloud documents SPX/DPX/QPX/CPX and NPS1/NPS2/NPS4 on it, not which pairs; it is the
+# MI300X's chip (GC 9.4.x, aqua_vanjaram.c), so the MI300X's pairs are used, each citing the page.
+# MI300A: 6 XCDs, SPX/TPX/CPX (1/3/6 GPUs per APU, the lab's page; amdgpu leaves DPX out of 6-XCC parts); NPS1 only
+# as far as any source shows. Not in the table: MI308X (no source names its pairs), MI350P (AMD's GIM 9.4.0 table
+# shows SPX-NPS1 only, under SR-IOV; its PCI device id is not in parsers/gfx.py).
 MODELS = {
-    '0x74a1': {'model': 'MI300X', 'xcds': 8, 'partitions': PARTITIONS_8XCD, 'pairs': _MI300X_PAIRS,
-               'sources': _MI300X_SOURCES + (AMDSMI_PARTITION,)},
-    '0x74a5': {'model': 'MI325X', 'xcds': 8, 'partitions': PARTITIONS_8XCD, 'pairs': _MI300X_PAIRS,
-               'sources': (AAC, KERNEL_DPX_NPS2, GIM_9_4_0)},
+    '0x74a1': {'model': 'MI300X', 'xcds': 8, 'partitions': PARTITIONS_8XCD, 'pairs': _MI300X_PAIRS},
+    '0x74a5': {'model': 'MI325X', 'xcds': 8, 'partitions': PARTITIONS_8XCD,
+               'pairs': tuple((c, m, AAC) for c, m, _source in _MI300X_PAIRS)},
     '0x74a0': {'model': 'MI300A', 'xcds': 6, 'partitions': {'SPX': 1, 'TPX': 3, 'CPX': 6},
-               'pairs': (('SPX', 'NPS1'), ('TPX', 'NPS1'), ('CPX', 'NPS1')),
-               'sources': (GALAPAGOS, AMDSMI_PARTITION, KERNEL_NO_DPX_6XCC)},
-    '0x75a0': {'model': 'MI350X', 'xcds': 8, 'partitions': PARTITIONS_8XCD, 'pairs': _MI350_PAIRS,
-               'sources': _MI350_SOURCES},
-    '0x75a3': {'model': 'MI355X', 'xcds': 8, 'partitions': PARTITIONS_8XCD, 'pairs': _MI350_PAIRS,
-               'sources': _MI350_SOURCES},
+               'pairs': (('SPX', 'NPS1', GALAPAGOS), ('TPX', 'NPS1', GALAPAGOS), ('CPX', 'NPS1', GALAPAGOS))},
+    '0x75a0': {'model': 'MI350X', 'xcds': 8, 'partitions': PARTITIONS_8XCD, 'pairs': _MI350_PAIRS},
+    '0x75a3': {'model': 'MI355X', 'xcds': 8, 'partitions': PARTITIONS_8XCD, 'pairs': _MI350_PAIRS},
 }
+
+
+def sources(row):
+    """The row's sources, each once, in the order of its pairs."""
+    seen = []
+    for _compute, _memory, source in row['pairs']:
+        if source not in seen:
+            seen.append(source)
+    return seen
 
 
 def model_of(device_id):
@@ -75,7 +102,7 @@ def model_of(device_id):
 
 
 def pair_text(pair):
-    return '%s+%s' % pair
+    return '%s+%s' % tuple(pair[:2])
 
 
 def physical_gpus(node):
@@ -126,7 +153,7 @@ def partitions_per_gpu(device_id, compute):
 def supported(device_id, compute, memory):
     """Whether the table documents the pair for the GPU."""
     row = model_of(device_id)
-    return bool(row) and (compute, memory) in row['pairs']
+    return bool(row) and (compute, memory) in [pair[:2] for pair in row['pairs']]
 
 
 def profile_view(node, compute, memory):

@@ -83,11 +83,11 @@ def plan(node, wanted, stack, host=None, previous=None):
                             'set both rocm_partition_compute and rocm_partition_memory, or check that amd-smi '
                             'works (amd-smi static --partition)'
                             % (label, row['model'], 'compute' if want[0] is None else 'memory'))
-        elif want not in row['pairs']:
+        elif not gp.supported(gpu['device_id'], *want):
             problems.append('GPU %s: %s does not support %s; its documented pairs are %s (sources: %s). Set '
                             'rocm_partition_compute and rocm_partition_memory to one of them'
                             % (label, row['model'], gp.pair_text(want),
-                               ', '.join(gp.pair_text(pair) for pair in row['pairs']), ', '.join(row['sources'])))
+                               ', '.join(gp.pair_text(pair) for pair in row['pairs']), ', '.join(gp.sources(row))))
     if not gpus:
         problems.append('rocm_partition_compute/rocm_partition_memory are set, but the node has no AMD GPU on the '
                         'PCI bus; set them to "" for this node class')

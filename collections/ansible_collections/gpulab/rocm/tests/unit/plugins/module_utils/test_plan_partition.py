@@ -62,11 +62,11 @@ def after_change(tmp_path, compute, memory):
 def test_the_table_cites_a_source_for_every_row_and_knows_the_mi300x_pairs():
     assert gp.model_of('0x74A1')['model'] == 'MI300X'
     assert gp.supported('0x74a1', 'CPX', 'NPS4') and gp.supported('0x74a1', 'DPX', 'NPS2')
-    assert not gp.supported('0x74a1', 'QPX', 'NPS4') and not gp.supported('0x75a3', 'CPX', 'NPS4')
+    assert not gp.supported('0x74a1', 'SPX', 'NPS4') and not gp.supported('0x75a3', 'CPX', 'NPS4')
     assert gp.supported('0x75a3', 'QPX', 'NPS2') and gp.partitions_per_gpu('0x74a0', 'CPX') == 6
     for row in gp.MODELS.values():
-        assert row['sources'] and all(url.startswith('https://') for url in row['sources'])
-        assert all(pair[0] in row['partitions'] for pair in row['pairs'])
+        assert all(source.startswith('https://') for _c, _m, source in row['pairs'])
+        assert all(pair[0] in row['partitions'] and pair[1] in gp.MEMORY_MODES for pair in row['pairs'])
 
 
 def test_spx_nps1_to_cpx_nps4_plans_the_memory_partition_and_reload_first_then_compute(tmp_path):
@@ -99,11 +99,11 @@ def test_back_from_cpx_nps4_to_spx_nps1(tmp_path):
 
 def test_an_unsupported_pair_is_refused_with_the_supported_pairs_and_the_sources(tmp_path):
     with pytest.raises(PlanError) as error:
-        plan_partition.plan(mi300x_node(tmp_path), {'compute': 'QPX', 'memory': 'NPS4'}, {})
+        plan_partition.plan(mi300x_node(tmp_path), {'compute': 'SPX', 'memory': 'NPS4'}, {})
     message = str(error.value)
-    assert ('MI300X does not support QPX+NPS4; its documented pairs are SPX+NPS1, DPX+NPS2, CPX+NPS4, CPX+NPS1'
-            in message)
-    assert gp.AMD_INDEX in message and len(error.value.problems) == 8
+    assert ('GPU 0000:05:00.0 (AMD Instinct MI300X): MI300X does not support SPX+NPS4; its documented pairs are '
+            'SPX+NPS1, DPX+NPS1, DPX+NPS2, QPX+NPS1, QPX+NPS4, CPX+NPS1, CPX+NPS4 (sources: ' + gp.AMD_INDEX) in message
+    assert gp.AMD_MI300X_QSG in message and len(error.value.problems) == 8
     with pytest.raises(PlanError) as error:
         plan_partition.plan(mi300x_node(tmp_path), {'compute': 'XPS', 'memory': ''}, {})
     assert 'rocm_partition_compute must be one of SPX, DPX, TPX, QPX, CPX' in str(error.value)
