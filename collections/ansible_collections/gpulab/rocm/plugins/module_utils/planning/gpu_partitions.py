@@ -11,8 +11,11 @@ one render node) on the GPU's PCI function, so the PCI bus keeps showing the phy
 splits the HBM into NUMA domains; it needs as many compute partitions or more (NPS4 only with CPX on MI300X).
 
 Sources (the URL of each row is in its 'sources'):
-- AMD_INDEX: AMD's GPU partitioning documentation and its compatibility matrix.
-- AMD_MI300X_QSG: AMD's quick-start guide to partitioning MI300X (CPX/NPS4: 8 partitions per GPU, 48 GB each).
+- AMD_INDEX: AMD's GPU partitioning documentation and its compatibility matrix (MI300X: SPX+NPS1, CPX+NPS4 from
+  ROCm 6.4, CPX+NPS1 not marked; MI300A: SPX+NPS1, TPX+NPS1 from 6.3, CPX+NPS1 from 6.4; the live page adds a note on
+  DPX+NPS2 bare metal). Its source: ROCm's amdgpu-docs, docs/gpu-partitioning/index.rst.
+- AMD_MI300X_QSG: AMD's quick-start guide to partitioning MI300X (CPX/NPS4: 8 partitions per GPU, 48 GB each;
+  SPX+NPS4 is invalid, "NPS4 is only compatible with CPX mode"; the outputs of amd-smi set and static --partition).
 - AMDSMI_PARTITION: amd-smi's conceptual guide (MI300X has 8 XCDs, MI300A 6; a memory partition change needs a
   driver reload).
 - KERNEL_DPX_NPS2: amdgpu "Add NPS2 to DPX compatible mode" (2025-03-26), for GC 9.4.x (MI300 series).
@@ -73,15 +76,15 @@ _MI350_PAIRS = (
 # (compute, memory) pairs a source shows, each with its source; a pair outside them is refused before any change.
 # MI325X: AMD Accelerator Cloud documents SPX/DPX/QPX/CPX and NPS1/NPS2/NPS4 on it, not which pairs; it is the
 # MI300X's chip (GC 9.4.x, aqua_vanjaram.c), so the MI300X's pairs are used, each citing the page.
-# MI300A: 6 XCDs, SPX/TPX/CPX (1/3/6 GPUs per APU, the lab's page; amdgpu leaves DPX out of 6-XCC parts); NPS1 only
-# as far as any source shows. Not in the table: MI308X (no source names its pairs), MI350P (AMD's GIM 9.4.0 table
-# shows SPX-NPS1 only, under SR-IOV; its PCI device id is not in parsers/gfx.py).
+# MI300A: 6 XCDs, SPX/TPX/CPX with NPS1 (AMD's matrix: TPX from ROCm 6.3, CPX from 6.4; 1/3/6 GPUs per APU, the
+# lab's page; amdgpu leaves DPX out of 6-XCC parts). Not in the table: MI308X (no source names its pairs), MI350P
+# (AMD's GIM 9.4.0 table shows SPX-NPS1 only, under SR-IOV; its PCI device id is not in parsers/gfx.py).
 MODELS = {
     '0x74a1': {'model': 'MI300X', 'xcds': 8, 'partitions': PARTITIONS_8XCD, 'pairs': _MI300X_PAIRS},
     '0x74a5': {'model': 'MI325X', 'xcds': 8, 'partitions': PARTITIONS_8XCD,
                'pairs': tuple((c, m, AAC) for c, m, _source in _MI300X_PAIRS)},
     '0x74a0': {'model': 'MI300A', 'xcds': 6, 'partitions': {'SPX': 1, 'TPX': 3, 'CPX': 6},
-               'pairs': (('SPX', 'NPS1', GALAPAGOS), ('TPX', 'NPS1', GALAPAGOS), ('CPX', 'NPS1', GALAPAGOS))},
+               'pairs': (('SPX', 'NPS1', AMD_INDEX), ('TPX', 'NPS1', AMD_INDEX), ('CPX', 'NPS1', AMD_INDEX))},
     '0x75a0': {'model': 'MI350X', 'xcds': 8, 'partitions': PARTITIONS_8XCD, 'pairs': _MI350_PAIRS},
     '0x75a3': {'model': 'MI355X', 'xcds': 8, 'partitions': PARTITIONS_8XCD, 'pairs': _MI350_PAIRS},
 }

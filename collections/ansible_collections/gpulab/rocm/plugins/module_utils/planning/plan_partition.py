@@ -5,7 +5,8 @@
 rocm_partition_memory (NPS1, NPS2, NPS4, NPS8), empty for leave as is. Pure: plan() checks the wanted pair against
 the GPU's documented pairs (gpu_partitions.MODELS) and refuses an unsupported one before any change, and shows the
 change: current -> wanted, the GPU count before and after, what must stop first, and the commands in order (the
-memory partition first, with the driver reload it needs, then the compute partition). A change goes through the
+memory partition first, with the driver reload it needs, then the compute partition, unless the pair between them
+is one the GPU does not support: SPX+NPS1 -> CPX+NPS4 sets CPX first, as AMD's guide does). A change goes through the
 maintenance path: rocm_maintenance drains a Slurm node for any phase that changes the host (docs/health.md)."""
 
 from __future__ import absolute_import, division, print_function
@@ -29,6 +30,7 @@ PHASE = {
         'memory': 'The memory partition to set (C(amd-smi set --memory-partition)), or null for none.',
         'reload': 'The driver reload the memory partition change needs, one command line per step, in order.',
         'compute': 'The compute partition to set (C(amd-smi set --compute-partition)), or null for none.',
+        'order': 'The steps in order, V(memory) and V(compute): memory first where the pair between is supported.',
     },
 }
 
@@ -66,7 +68,7 @@ def plan(node, wanted, stack, host=None, previous=None):
     now = len([item for item in (node.get('gpu_pci') or {}).get('kfd_nodes') or [] if item.get('type') == 'gpu'])
     result.update(wanted={'compute': compute, 'memory': memory},
                   current=[dict((key, gpu[key]) for key in ('bdf', 'model', 'compute', 'memory')) for gpu in gpus],
-                  gpus_before=now, gpus_after=now, stop=[], memory=None, reload=[], compute=None)
+                  gpus_before=now, gpus_after=now, stop=[], memory=None, reload=[], compute=None, order=[])
     if not compute and not memory:
         return result
     problems = []
@@ -98,25 +100,41 @@ def plan(node, wanted, stack, host=None, previous=None):
     if not (change_memory or change_compute):
         return result
     after = gp.profile_view(node, compute, memory)
-    result.update(gpus_after=after['count'], stop=list(HOLDERS))
+    result.update(gpus_after=after['count'], stop=list(HOLDERS), order=order(gpus, compute, memory))
     before_text = ', '.join(sorted(set(gp.pair_text((gpu['compute'], gpu['memory'])) for gpu in gpus)))
     want_text = gp.pair_text((compute or gpus[0]['compute'], memory or gpus[0]['memory']))
     result.change('stop %s' % ', '.join(HOLDERS),
                   'amd-smi refuses a GPU a process holds (Device busy); started again after the change')
-    if change_memory:
-        result.update(memory=memory, reload=[' '.join(argv) for argv in RELOAD])
-        result.change('amd-smi set --memory-partition %s, then %s' % (memory, ' && '.join(result['reload'])),
-                      'memory partition %s -> %s; it takes effect when amdgpu is reloaded'
-                      % ('/'.join(sorted(set(str(gpu['memory']) for gpu in gpus))), memory))
-    if change_compute:
-        result['compute'] = compute
-        result.change('amd-smi set --gpu all --compute-partition %s' % compute,
-                      'compute partition %s -> %s' % ('/'.join(sorted(set(str(gpu['compute']) for gpu in gpus))),
-                                                      compute))
+    for step in result['order']:
+        if step == 'memory':
+            result.update(memory=memory, reload=[' '.join(argv) for argv in RELOAD])
+            result.change('amd-smi set --memory-partition %s, then %s' % (memory, ' && '.join(result['reload'])),
+                          'memory partition %s -> %s; it takes effect when amdgpu is reloaded'
+                          % ('/'.join(sorted(set(str(gpu['memory']) for gpu in gpus))), memory))
+        else:
+            result['compute'] = compute
+            result.change('amd-smi set --gpu all --compute-partition %s' % compute,
+                          'compute partition %s -> %s' % ('/'.join(sorted(set(str(gpu['compute']) for gpu in gpus))),
+                                                          compute))
     result.warn('partition profile %s -> %s: ROCm shows %d GPU(s) now, %d after; Slurm GRES, the CDI spec, the '
                 'health check and the metrics are planned again from the new reading'
                 % (before_text, want_text, now, after['count']))
     return result
+
+
+def order(gpus, compute, memory):
+    """The steps in the order that passes only through supported pairs: the memory partition first (with its driver
+    reload) where (current compute, new memory) is a pair of every GPU, else the compute partition first (SPX+NPS1
+    -> CPX+NPS4 goes through CPX+NPS1: AMD's guide sets CPX, then NPS4; SPX+NPS4 is invalid). Only the steps that
+    change something."""
+    change_memory = bool(memory) and any(gpu['memory'] != memory for gpu in gpus)
+    change_compute = bool(compute) and any(gpu['compute'] != compute for gpu in gpus)
+    if not change_compute:
+        return ['memory'] if change_memory else []
+    if not change_memory:
+        return ['compute']
+    memory_first = all(gp.supported(gpu['device_id'], gpu['compute'], memory) for gpu in gpus)
+    return ['memory', 'compute'] if memory_first else ['compute', 'memory']
 
 
 def probe_needs(node, wanted, stack, fresh=()):

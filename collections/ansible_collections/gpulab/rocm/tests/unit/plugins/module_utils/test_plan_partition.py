@@ -69,17 +69,19 @@ def test_the_table_cites_a_source_for_every_row_and_knows_the_mi300x_pairs():
         assert all(pair[0] in row['partitions'] and pair[1] in gp.MEMORY_MODES for pair in row['pairs'])
 
 
-def test_spx_nps1_to_cpx_nps4_plans_the_memory_partition_and_reload_first_then_compute(tmp_path):
+def test_spx_nps1_to_cpx_nps4_goes_through_cpx_nps1(tmp_path):
     node = mi300x_node(tmp_path)
     result = plan_partition.plan(node, {'compute': 'CPX', 'memory': 'NPS4'}, {})
     assert result['gpus_before'] == 8 and result['gpus_after'] == 64
     assert result['memory'] == 'NPS4' and result['compute'] == 'CPX'
     assert result['reload'] == ['modprobe -r amdgpu', 'modprobe amdgpu']
     assert result['stop'] == ['amd-metrics-exporter.service', 'gpulab-metrics.timer', 'gpulab-metrics.service']
+    # SPX+NPS4 is no MI300X pair (AMD's guide): CPX first (CPX+NPS1 between), then NPS4 and the driver reload.
+    assert result['order'] == ['compute', 'memory']
     assert [c['change'] for c in result['changes']] == [
         'stop amd-metrics-exporter.service, gpulab-metrics.timer, gpulab-metrics.service',
-        'amd-smi set --memory-partition NPS4, then modprobe -r amdgpu && modprobe amdgpu',
-        'amd-smi set --gpu all --compute-partition CPX']
+        'amd-smi set --gpu all --compute-partition CPX',
+        'amd-smi set --memory-partition NPS4, then modprobe -r amdgpu && modprobe amdgpu']
     assert 'SPX+NPS1 -> CPX+NPS4: ROCm shows 8 GPU(s) now, 64 after' in result['notices'][0]
     assert result['current'][0] == {'bdf': '0000:05:00.0', 'model': 'MI300X', 'compute': 'SPX', 'memory': 'NPS1'}
 
@@ -95,6 +97,15 @@ def test_back_from_cpx_nps4_to_spx_nps1(tmp_path):
     result = plan_partition.plan(node, {'compute': 'SPX', 'memory': 'NPS1'}, {})
     assert result['gpus_before'] == 64 and result['gpus_after'] == 8
     assert result['memory'] == 'NPS1' and result['compute'] == 'SPX'
+    # The memory partition first: CPX+NPS1 between; SPX+NPS4 would be refused.
+    assert result['order'] == ['memory', 'compute']
+    assert result['changes'][1]['change'] == ('amd-smi set --memory-partition NPS1, then modprobe -r amdgpu && '
+                                              'modprobe amdgpu')
+    # Only the compute partition: no driver reload.
+    only = plan_partition.plan(node, {'compute': 'CPX', 'memory': ''}, {})
+    assert only['changes'] == [] and only['order'] == []
+    dpx = plan_partition.plan(mi300x_node(tmp_path, 'SPX', 'NPS1'), {'compute': 'DPX', 'memory': ''}, {})
+    assert dpx['order'] == ['compute'] and dpx['reload'] == [] and dpx['gpus_after'] == 16
 
 
 def test_an_unsupported_pair_is_refused_with_the_supported_pairs_and_the_sources(tmp_path):
