@@ -195,8 +195,17 @@ def read_pci_device(devices_dir, bdf):
         'numa_node': numa if numa is not None and numa >= 0 else None,
         'drm': drm,
         'render_node': render_node(drm),
+        # amdgpu's partition modes on partitionable GPUs (MI300 series and later): SPX..CPX, NPS1..NPS8; null elsewhere.
+        'compute_partition': _mode(os.path.join(device_dir, 'current_compute_partition')),
+        'memory_partition': _mode(os.path.join(device_dir, 'current_memory_partition')),
         'link': link_facts(real_dir),
     }
+
+
+def _mode(path):
+    """A partition mode file's value ('CPX', 'NPS4'), or None where the file is absent or holds something else."""
+    value = _read(path)
+    return value if value and re.match(r'^(SPX|DPX|TPX|QPX|CPX|NPS[1-8])$', value) else None
 
 
 def drm_nodes(device_dir):

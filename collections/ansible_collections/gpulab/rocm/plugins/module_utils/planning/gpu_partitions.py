@@ -134,8 +134,9 @@ def same_gpu(kfd_bdf, device_bdf):
 
 
 def current_modes(node):
-    """{bdf: (compute, memory)} from amd-smi's facts (its static partition section, or the table's Partition-Mode
-    cell); a partition's own entry (a function other than .0 in CPX) is folded into its GPU's."""
+    """{bdf: (compute, memory)}: what amdgpu reports in sysfs (the probe's gpu_pci, current_compute_partition and
+    current_memory_partition), else what amd-smi reports (its static partition section, or the table's
+    Partition-Mode cell); a partition's own amd-smi entry (a function other than .0 in CPX) is folded into its GPU's."""
     result = {}
     for gpu in ((node.get('tools') or {}).get('amd_smi') or {}).get('gpus') or []:
         parts = gpu.get('partitions') or {}
@@ -144,6 +145,11 @@ def current_modes(node):
             continue
         primary = bdf.rsplit('.', 1)[0] + '.0'
         result.setdefault(primary, (parts.get('compute'), parts.get('memory')))
+    for device in (node.get('gpu_pci') or {}).get('amd') or []:
+        if device.get('compute_partition') or device.get('memory_partition'):
+            old = result.get(device.get('bdf'), (None, None))
+            result[device.get('bdf')] = (device.get('compute_partition') or old[0],
+                                         device.get('memory_partition') or old[1])
     return result
 
 
@@ -188,7 +194,11 @@ def profile_view(node, compute, memory):
                          'partition': index, 'kfd_node': number, 'render_node': '/dev/dri/renderD%d' % minor})
             number += 1
             minor += 1
+    modes = dict((gpu['gpu_bdf'], (gpu['compute'], gpu['memory'])) for gpu in gpus)
+    amd = [dict(device, compute_partition=modes[device['bdf']][0], memory_partition=modes[device['bdf']][1])
+           if device.get('bdf') in modes else device for device in pci.get('amd') or []]
     view = dict(node)
-    view['gpu_pci'] = dict(pci, kfd_nodes=others + nodes, kfd_gpu_nodes=len(nodes),
+    view['gpu_pci'] = dict(pci, amd=amd, kfd_nodes=others + nodes, kfd_gpu_nodes=len(nodes),
                            kfd_physical_gpus=len(physical_gpus(node)))
+    view.pop('tools', None)  # amd-smi's reading is of the node before the change
     return {'physical': len(physical_gpus(node)), 'count': len(gpus), 'gpus': gpus, 'node': view}

@@ -5,8 +5,10 @@ GPUs the profile gives.
 
 The node: eight MI300X functions in a fixture sysfs tree, each with one KFD GPU node whose properties are the real
 MI308X CPX capture (kfd-topology/mi308x-cpx-partition-node2-gpu-properties.txt) with the MI300X's device id, its own
-location and render minor, and num_xcc 8 (SPX). amd-smi's facts are given in the parser's shape (partitions
-{'compute', 'memory'}, test_amd_smi_parser reads them from the real table capture's Partition-Mode cell)."""
+location and render minor, and num_xcc 8 (SPX); amdgpu's current_compute_partition and current_memory_partition
+files give the modes (the probe reads them, as the metrics writer does). One test gives amd-smi's facts instead, in
+the parser's shape (partitions {'compute', 'memory'}: test_amd_smi_parser reads them from the real table capture's
+Partition-Mode cell)."""
 
 import os
 
@@ -38,25 +40,19 @@ def mi300x_node(tmp_path, compute='SPX', memory='NPS1'):
         bdf = '0000:%s:00.0' % bus
         functions.append({"path": ["pci0000:00", "0000:00:01.%d" % index, bdf], "class": "0x120000",
                           "vendor": "0x1002", "device": "0x74a1", "revision": "0x00", "driver": "amdgpu",
-                          "numa_node": 0 if index < 4 else 1, "drm": ["card%d" % index, "renderD%d" % (128 + index)]})
+                          "numa_node": 0 if index < 4 else 1, "drm": ["card%d" % index, "renderD%d" % (128 + index)],
+                          "extra": {"current_compute_partition": compute, "current_memory_partition": memory}})
         kfd.append({"node": 2 + index, "properties": _kfd_properties(bus, 128 + index)})
     root = tmp_path / ('sys%d' % len(list(tmp_path.iterdir())))
     sysfs_tree.build(str(root), {"functions": functions, "files": CPUS, "kfd_nodes": kfd})
     pci = gather_pci(str(root), str(tmp_path), str(tmp_path))
-    amd_smi = {'present': True, 'gpus': [{'pcie_bus': '0000:%s:00.0' % bus, 'device_id': '0x74a1',
-                                          'partitions': {'compute': compute, 'memory': memory}} for bus in BUSES]}
-    return {'sections': ['gpus', 'os', 'tools', 'slurm'], 'os': {'euid': 0}, 'gpu_pci': pci,
-            'tools': {'amd_smi': amd_smi}, 'slurm': {'topology': {}}}
+    return {'sections': ['gpus', 'os', 'tools', 'slurm'], 'os': {'euid': 0}, 'gpu_pci': pci, 'slurm': {'topology': {}}}
 
 
 def after_change(tmp_path, compute, memory):
-    """What the re-probe after the change reads, as the fixture node shows it: the view of profile_view with amd-smi's
-    new modes."""
-    node = mi300x_node(tmp_path)
-    view = gp.profile_view(node, compute, memory)['node']
-    for gpu in view['tools']['amd_smi']['gpus']:
-        gpu['partitions'] = {'compute': compute, 'memory': memory}
-    return view
+    """What the plan predicts the re-probe after the change reads (test_a_re_probe_of_the_partitioned_tree holds the
+    prediction to a probe of the 64-node tree)."""
+    return gp.profile_view(mi300x_node(tmp_path), compute, memory)['node']
 
 
 def test_the_table_cites_a_source_for_every_row_and_knows_the_mi300x_pairs():
@@ -84,6 +80,19 @@ def test_spx_nps1_to_cpx_nps4_goes_through_cpx_nps1(tmp_path):
         'amd-smi set --memory-partition NPS4, then modprobe -r amdgpu && modprobe amdgpu']
     assert 'SPX+NPS1 -> CPX+NPS4: ROCm shows 8 GPU(s) now, 64 after' in result['notices'][0]
     assert result['current'][0] == {'bdf': '0000:05:00.0', 'model': 'MI300X', 'compute': 'SPX', 'memory': 'NPS1'}
+
+
+def test_amd_smi_gives_the_modes_where_sysfs_does_not(tmp_path):
+    node = mi300x_node(tmp_path, compute=None, memory=None)
+    with pytest.raises(PlanError) as error:
+        plan_partition.plan(node, {'compute': 'CPX', 'memory': ''}, {})
+    assert 'amd-smi reports no current memory partition' in str(error.value)
+    # CPX: amd-smi lists each partition with its own function number; they fold into the GPU's.
+    node['tools'] = {'amd_smi': {'gpus': [{'pcie_bus': '0000:%s:00.%d' % (bus, part),
+                                           'partitions': {'compute': 'CPX', 'memory': 'NPS4'}}
+                                          for bus in BUSES for part in range(8)]}}
+    assert gp.current_modes(node)['0000:e5:00.0'] == ('CPX', 'NPS4') and len(gp.current_modes(node)) == 8
+    assert plan_partition.plan(node, {'compute': 'CPX', 'memory': 'NPS4'}, {})['changes'] == []
 
 
 def test_a_converged_node_and_an_empty_profile_change_nothing(tmp_path):
@@ -162,7 +171,8 @@ def test_a_re_probe_of_the_partitioned_tree_counts_8_physical_gpus(tmp_path):
     for index, bus in enumerate(BUSES):
         functions.append({"path": ["pci0000:00", "0000:00:01.%d" % index, '0000:%s:00.0' % bus], "class": "0x120000",
                           "vendor": "0x1002", "device": "0x74a1", "driver": "amdgpu", "numa_node": 0,
-                          "drm": ["card%d" % index, "renderD%d" % (128 + index)]})
+                          "drm": ["card%d" % index, "renderD%d" % (128 + index)],
+                          "extra": {"current_compute_partition": "CPX", "current_memory_partition": "NPS4"}})
         for part in range(8):
             props = _kfd_properties(bus, 128 + index * 8 + part)
             props.update(location_id=(int(bus, 16) << 8) + part, num_xcc=1)
@@ -174,3 +184,6 @@ def test_a_re_probe_of_the_partitioned_tree_counts_8_physical_gpus(tmp_path):
     assert plan_slurm_node.plan(probed, dict(NODE), {})['node']['gres'] == 'gpu:mi300x:64'
     predicted = gp.profile_view(node, 'CPX', 'NPS4')['node']['gpu_pci']
     assert [n['bdf'] for n in predicted['kfd_nodes']] == [n['bdf'] for n in pci['kfd_nodes']]
+    assert [(d['compute_partition'], d['memory_partition']) for d in predicted['amd']] == \
+        [(d['compute_partition'], d['memory_partition']) for d in pci['amd']] == [('CPX', 'NPS4')] * 8
+    assert plan_partition.plan(probed, {'compute': 'CPX', 'memory': 'NPS4'}, {})['changes'] == []
