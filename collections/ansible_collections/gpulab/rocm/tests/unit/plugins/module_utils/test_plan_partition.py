@@ -14,6 +14,7 @@ import os
 
 import pytest
 
+from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.amd_smi import parse_amd_smi
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.pci import gather_pci, parse_kfd_properties
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
     gpu_partitions as gp, plan_containers, plan_health, plan_metrics, plan_partition, plan_slurm_node, slurm_files,
@@ -187,3 +188,12 @@ def test_a_re_probe_of_the_partitioned_tree_counts_8_physical_gpus(tmp_path):
     assert [(d['compute_partition'], d['memory_partition']) for d in predicted['amd']] == \
         [(d['compute_partition'], d['memory_partition']) for d in pci['amd']] == [('CPX', 'NPS4')] * 8
     assert plan_partition.plan(probed, {'compute': 'CPX', 'memory': 'NPS4'}, {})['changes'] == []
+
+
+def test_the_parser_reads_amd_s_documented_static_partition_output_of_a_cpx_nps4_node():
+    # AMD's quick-start guide (fixtures/SOURCES.md): 64 logical GPUs, each CPX+NPS4; the fixture amd-smi prints it.
+    name = 'static-partition-cpx-nps4-64-partitions-8x-mi300x-amd-guide.txt'
+    with open(os.path.join(FIXTURES, 'amd-smi', name)) as handle:
+        facts = parse_amd_smi(handle.read())
+    assert facts['gpu_count'] == 64
+    assert set((gpu['partitions']['compute'], gpu['partitions']['memory']) for gpu in facts['gpus']) == {('CPX', 'NPS4')}
