@@ -196,4 +196,5 @@ def test_the_parser_reads_amd_s_documented_static_partition_output_of_a_cpx_nps4
     with open(os.path.join(FIXTURES, 'amd-smi', name)) as handle:
         facts = parse_amd_smi(handle.read())
     assert facts['gpu_count'] == 64
-    assert set((gpu['partitions']['compute'], gpu['partitions']['memory']) for gpu in facts['gpus']) == {('CPX', 'NPS4')}
+    pairs = set((gpu['partitions']['compute'], gpu['partitions']['memory']) for gpu in facts['gpus'])
+    assert pairs == {('CPX', 'NPS4')}
