@@ -20,7 +20,8 @@ PHASE = {
     'name': 'partition',
     'role': 'rocm_partition',
     'changes_host': True,
-    'sections': ('os', 'gpus', 'tools'),
+    # slurm: whether slurmd runs here (a change there goes through upgrade.yml's drain).
+    'sections': ('os', 'gpus', 'tools', 'slurm'),
     'keys': {
         'wanted': 'The profile asked for: C(compute) and C(memory), each null where left as it is.',
         'current': 'Per physical GPU: C(bdf), C(model), C(compute), C(memory) as amd-smi reports them now.',
@@ -56,8 +57,15 @@ def check(wanted):
     return problems
 
 
+def slurmd_runs(node):
+    """Whether the probe found slurmd running (its section slurm: daemons, a list or {name: running})."""
+    daemons = (node.get('slurm') or {}).get('daemons') or []
+    return bool(daemons.get('slurmd')) if isinstance(daemons, dict) else 'slurmd' in daemons
+
+
 def plan(node, wanted, stack, host=None, previous=None):
-    """wanted: compute, memory (each '' for leave as is). Returns the Plan with the keys of PHASE."""
+    """wanted: compute, memory (each '' for leave as is), drained (the run drains a Slurm node first: upgrade.yml
+    sets it). Returns the Plan with the keys of PHASE."""
     result = Plan('partition')
     problems = check(wanted)
     if problems:
@@ -68,8 +76,9 @@ def plan(node, wanted, stack, host=None, previous=None):
     now = len([item for item in (node.get('gpu_pci') or {}).get('kfd_nodes') or [] if item.get('type') == 'gpu'])
     result.update(wanted={'compute': compute, 'memory': memory},
                   current=[dict((key, gpu[key]) for key in ('bdf', 'model', 'compute', 'memory')) for gpu in gpus],
-                  gpus_before=now, gpus_after=now, stop=[], memory=None, reload=[], compute=None, order=[])
+                  gpus_before=now, gpus_after=now, stop=[], memory=None, reload=[], compute=None, order=[], skip=None)
     if not compute and not memory:
+        result['skip'] = 'rocm_partition_compute and rocm_partition_memory are empty'
         return result
     problems = []
     for gpu in gpus:
@@ -99,6 +108,12 @@ def plan(node, wanted, stack, host=None, previous=None):
     change_compute = bool(compute) and any(gpu['compute'] != compute for gpu in gpus)
     if not (change_memory or change_compute):
         return result
+    if slurmd_runs(node) and wanted.get('drained') not in (True, 'True', 'true'):
+        raise PlanError('rocm_partition: slurmd runs on this node, and a partition change stops every job on its GPUs '
+                        'and changes the GPU count Slurm knows (a node whose GRES count changes is marked INVALID). '
+                        'Change it through playbooks/upgrade.yml, which drains the node, waits for its jobs, applies '
+                        'and resumes it after its health check (rocm_partition_drained is set there); then run '
+                        'playbooks/slurm.yml for the new GRES (docs/hardware.md)')
     after = gp.profile_view(node, compute, memory)
     result.update(gpus_after=after['count'], stop=list(HOLDERS), order=order(gpus, compute, memory))
     before_text = ', '.join(sorted(set(gp.pair_text((gpu['compute'], gpu['memory'])) for gpu in gpus)))

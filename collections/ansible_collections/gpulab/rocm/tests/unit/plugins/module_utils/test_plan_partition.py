@@ -198,3 +198,14 @@ def test_the_parser_reads_amd_s_documented_static_partition_output_of_a_cpx_nps4
     assert facts['gpu_count'] == 64
     pairs = set((gpu['partitions']['compute'], gpu['partitions']['memory']) for gpu in facts['gpus'])
     assert pairs == {('CPX', 'NPS4')}
+
+
+def test_a_node_where_slurmd_runs_changes_only_through_the_maintenance(tmp_path):
+    node = dict(mi300x_node(tmp_path), slurm={'daemons': {'slurmd': True}, 'topology': {}})
+    with pytest.raises(PlanError) as error:
+        plan_partition.plan(node, {'compute': 'CPX', 'memory': 'NPS4'}, {})
+    assert 'slurmd runs on this node' in str(error.value) and 'playbooks/upgrade.yml' in str(error.value)
+    drained = plan_partition.plan(node, {'compute': 'CPX', 'memory': 'NPS4', 'drained': True}, {})
+    assert drained['gpus_after'] == 64
+    # Nothing to change: no refusal, drained or not.
+    assert plan_partition.plan(node, {'compute': 'SPX', 'memory': 'NPS1'}, {})['changes'] == []
