@@ -290,6 +290,12 @@ gpus_before:
   - 'Phase partition: The logical GPUs ROCm shows now (KFD GPU nodes).'
   returned: for the phase partition
   type: raw
+holders:
+  description:
+  - 'Phase partition: The processes that hold a GPU device open (C(pid), C(comm), C(uid), C(devices)), read for
+    a change; once the role stopped its units (C(stopped) in its wanted state) any of them refuses the change.'
+  returned: for the phase partition
+  type: raw
 holds:
   description:
   - 'Phase sdk: Package name to V(hold) for the holds to set.'

@@ -32,6 +32,9 @@ PHASE = {
         'reload': 'The driver reload the memory partition change needs, one command line per step, in order.',
         'compute': 'The compute partition to set (C(amd-smi set --compute-partition)), or null for none.',
         'order': 'The steps in order, V(memory) and V(compute): memory first where the pair between is supported.',
+        'holders': ('The processes that hold a GPU device open (C(pid), C(comm), C(uid), C(devices)), read for a '
+                    'change; once the role stopped its units (C(stopped) in its wanted state) any of them refuses '
+                    'the change.'),
     },
 }
 
@@ -76,7 +79,8 @@ def plan(node, wanted, stack, host=None, previous=None):
     now = len([item for item in (node.get('gpu_pci') or {}).get('kfd_nodes') or [] if item.get('type') == 'gpu'])
     result.update(wanted={'compute': compute, 'memory': memory},
                   current=[dict((key, gpu[key]) for key in ('bdf', 'model', 'compute', 'memory')) for gpu in gpus],
-                  gpus_before=now, gpus_after=now, stop=[], memory=None, reload=[], compute=None, order=[], skip=None)
+                  gpus_before=now, gpus_after=now, stop=[], memory=None, reload=[], compute=None, order=[], skip=None,
+                  holders=list(((node.get('gpu_holders') or {}).get('processes')) or []))
     if not compute and not memory:
         result['skip'] = 'rocm_partition_compute and rocm_partition_memory are empty'
         return result
@@ -114,6 +118,18 @@ def plan(node, wanted, stack, host=None, previous=None):
                         'Change it through playbooks/upgrade.yml, which drains the node, waits for its jobs, applies '
                         'and resumes it after its health check (rocm_partition_drained is set there); then run '
                         'playbooks/slurm.yml for the new GRES (docs/hardware.md)')
+    if result['holders'] and wanted.get('stopped') in (True, 'True', 'true'):
+        raise PlanError('rocm_partition: processes still hold the GPUs after %s stopped: %s. amd-smi cannot change a '
+                        'partition while a GPU is open (Device busy). Stop them (a job: drain the node through '
+                        'playbooks/upgrade.yml; a service: stop and disable it for the change), then run again'
+                        % (', '.join(HOLDERS), '; '.join('%s (pid %s, uid %s) holds %s'
+                                                         % (item.get('comm'), item.get('pid'), item.get('uid'),
+                                                            ', '.join(item.get('devices') or []))
+                                                         for item in result['holders'])))
+    elif result['holders']:
+        result.warn('%d process(es) hold the GPUs now (%s): what the role does not stop must end before the change'
+                    % (len(result['holders']), ', '.join(sorted(set(item.get('comm') or '?'
+                                                                    for item in result['holders'])))))
     after = gp.profile_view(node, compute, memory)
     result.update(gpus_after=after['count'], stop=list(HOLDERS), order=order(gpus, compute, memory))
     before_text = ', '.join(sorted(set(gp.pair_text((gpu['compute'], gpu['memory'])) for gpu in gpus)))
@@ -153,5 +169,9 @@ def order(gpus, compute, memory):
 
 
 def probe_needs(node, wanted, stack, fresh=()):
-    """Nothing beyond its sections."""
-    return []
+    """The processes holding the GPUs (section gpu_holders: every /proc/<pid>/fd, bounded), read only where a profile
+    is set (a change may follow)."""
+    del stack, fresh
+    if not (wanted.get('compute') or wanted.get('memory')) or 'gpu_holders' in (node.get('sections') or []):
+        return None
+    return {'sections': ['gpu_holders']}

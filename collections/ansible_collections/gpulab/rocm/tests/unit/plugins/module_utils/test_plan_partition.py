@@ -209,3 +209,35 @@ def test_a_node_where_slurmd_runs_changes_only_through_the_maintenance(tmp_path)
     assert drained['gpus_after'] == 64
     # Nothing to change: no refusal, drained or not.
     assert plan_partition.plan(node, {'compute': 'SPX', 'memory': 'NPS1'}, {})['changes'] == []
+
+
+def test_processes_on_the_gpus_are_a_notice_first_and_refuse_the_change_once_the_units_stopped(tmp_path):
+    node = mi300x_node(tmp_path)
+    node['gpu_holders'] = {'processes': [{'pid': 4242, 'comm': 'python3', 'uid': 1000, 'devices': ['/dev/kfd']}],
+                           'truncated': False}
+    wanted = {'compute': 'CPX', 'memory': 'NPS4'}
+    planned = plan_partition.plan(node, wanted, {})
+    assert planned['holders'][0]['pid'] == 4242 and '1 process(es) hold the GPUs now (python3)' in planned['notices'][0]
+    with pytest.raises(PlanError) as error:
+        plan_partition.plan(node, dict(wanted, stopped=True), {})
+    assert 'python3 (pid 4242, uid 1000) holds /dev/kfd' in str(error.value) and 'Device busy' in str(error.value)
+    # The section is read only where a profile is set.
+    assert plan_partition.probe_needs(node, wanted, {}) == {'sections': ['gpu_holders']}
+    assert plan_partition.probe_needs(node, {'compute': '', 'memory': ''}, {}) is None
+
+
+def test_gpu_holders_reads_the_fd_links_of_proc(tmp_path):
+    from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state
+    proc = tmp_path / 'proc'
+    for pid, comm, targets in ((10, 'amd-metrics-exporter', ['/dev/kfd', '/dev/dri/renderD128']),
+                               (11, 'bash', ['/dev/pts/0']), (12, 'python3', ['/dev/dri/renderD130', '/tmp/x'])):
+        (proc / str(pid) / 'fd').mkdir(parents=True)
+        (proc / str(pid) / 'comm').write_text(comm + '\n')
+        for number, target in enumerate(targets):
+            os.symlink(target, str(proc / str(pid) / 'fd' / str(number)))
+    (proc / 'self').mkdir()
+    holders, truncated = node_state.gpu_holders(str(proc))
+    assert [(h['pid'], h['comm'], h['devices']) for h in holders] == [
+        (10, 'amd-metrics-exporter', ['/dev/dri/renderD128', '/dev/kfd']), (12, 'python3', ['/dev/dri/renderD130'])]
+    assert truncated is False
+    assert node_state.gpu_holders(str(proc), processes=1)[1] is True
