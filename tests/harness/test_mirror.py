@@ -830,3 +830,15 @@ def test_partition_nps4_under_spx_moves_to_cpx_and_unknown_pairs_change_nothing(
     assert denied.returncode == 1 and b"needs root" in denied.stderr
     # The other commands keep their captures: this profile has none of `static --json`.
     assert partition_tool("static", "--json").returncode == 2
+
+
+def test_partition_set_moves_the_sysfs_link_where_a_tree_per_pair_is_laid_out(partition_tool, tmp_path):
+    state = tmp_path / "state"
+    for pair in ("sysfs-SPX-NPS1", "sysfs-CPX-NPS1", "sysfs-CPX-NPS4"):
+        (state / pair).mkdir(parents=True)
+    assert partition_tool("set", "-C", "CPX").returncode == 0
+    assert os.readlink(state / "sysfs") == "sysfs-CPX-NPS1"
+    assert partition_tool("set", "-M", "NPS4").returncode == 0
+    assert os.readlink(state / "sysfs") == "sysfs-CPX-NPS4"
+    # A refused set leaves the link.
+    assert partition_tool("set", "-C", "SPX").returncode == 2 and os.readlink(state / "sysfs") == "sysfs-CPX-NPS4"
