@@ -771,3 +771,74 @@ def test_amd_smi_of_a_profile_without_its_capture_reaches_no_gpu(tools):
     mi250x = tools("amd-smi", "static", "--json", profile_name="mi250x")
     nogpu = tools("amd-smi", "static", "--json", profile_name="no-gpu")
     assert (mi250x.returncode, mi250x.stderr) == (nogpu.returncode, nogpu.stderr) and mi250x.returncode == 255
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The fixture amd-smi's partition modes (issue 41), from the builder's own script and files (no mirror build)
+
+@pytest.fixture
+def partition_tool(tmp_path):
+    prefix = tmp_path / "opt"
+    release = recipes.RELEASES[-1]
+    files = dict(build_mirror.fixture_files(str(prefix), "amd-smi"))
+    files[f"{prefix}/bin/amd-smi"] = build_mirror.tool_script("amd-smi", release, str(prefix))
+    for path, content in files.items():
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_bytes(content)
+    (prefix / "bin/amd-smi").chmod(0o755)
+    (tmp_path / "profile").write_text("mi300x-8x\n")
+    env = dict(os.environ, GPULAB_FIXTURE_PROFILE_FILE=str(tmp_path / "profile"),
+               GPULAB_FIXTURE_STATE_DIR=str(tmp_path / "state"))
+
+    def run(*args, state_dir=None):
+        if state_dir is not None:
+            env["GPULAB_FIXTURE_STATE_DIR"] = state_dir
+        return subprocess.run([prefix / "bin/amd-smi", *args], capture_output=True, env=env, check=False)
+
+    return run
+
+
+def test_partition_set_changes_what_static_partition_prints(partition_tool, tmp_path):
+    modes = recipes.PARTITIONS["mi300x-8x"]
+    static = partition_tool("static", "--partition")
+    assert (static.returncode, static.stdout) == (0, capture(modes["static"][("SPX", "NPS1")]))
+    # SPX+NPS1 -> CPX+NPS4 in the plan's order: CPX first (CPX+NPS1 between), then NPS4.
+    cpx = partition_tool("set", "--gpu", "all", "--compute-partition", "CPX")
+    assert (cpx.returncode, cpx.stdout) == (0, capture(modes["set_compute"]["CPX"]))
+    assert partition_tool("static", "--partition").stdout == capture(modes["static"][("CPX", "NPS1")])
+    nps4 = partition_tool("set", "--memory-partition", "NPS4")
+    assert (nps4.returncode, nps4.stdout) == (0, capture(modes["set_memory"]["NPS4"]))
+    assert partition_tool("static", "-p").stdout == capture(modes["static"][("CPX", "NPS4")])
+    assert (tmp_path / "state/partition").read_text() == "CPX NPS4\n"
+    # And back: NPS1 first (CPX+NPS1), then SPX.
+    assert partition_tool("set", "-M", "NPS1").returncode == 0
+    assert partition_tool("set", "-C", "SPX").stdout == capture(modes["set_compute"]["SPX"])
+    assert partition_tool("static", "--partition").stdout == capture(modes["static"][("SPX", "NPS1")])
+
+
+def test_partition_nps4_under_spx_moves_to_cpx_and_unknown_pairs_change_nothing(partition_tool, tmp_path):
+    # AMD's guide: NPS4 alone from SPX+NPS1 moves the compute partition to CPX.
+    assert partition_tool("set", "--memory-partition", "NPS4").returncode == 0
+    assert (tmp_path / "state/partition").read_text() == "CPX NPS4\n"
+    # SPX under NPS4 has no capture (SPX+NPS4 is invalid): refused, the pair stays.
+    spx = partition_tool("set", "--compute-partition", "SPX")
+    assert spx.returncode == 2 and b"no partition capture 'static-SPX-NPS4'" in spx.stderr
+    dpx = partition_tool("set", "--compute-partition", "DPX")
+    assert dpx.returncode == 2 and (tmp_path / "state/partition").read_text() == "CPX NPS4\n"
+    # Without a writable state folder (not root): nothing changes.
+    denied = partition_tool("set", "-C", "CPX", state_dir="/proc/gpulab-fixture")
+    assert denied.returncode == 1 and b"needs root" in denied.stderr
+    # The other commands keep their captures: this profile has none of `static --json`.
+    assert partition_tool("static", "--json").returncode == 2
+
+
+def test_partition_set_moves_the_sysfs_link_where_a_tree_per_pair_is_laid_out(partition_tool, tmp_path):
+    state = tmp_path / "state"
+    for pair in ("sysfs-SPX-NPS1", "sysfs-CPX-NPS1", "sysfs-CPX-NPS4"):
+        (state / pair).mkdir(parents=True)
+    assert partition_tool("set", "-C", "CPX").returncode == 0
+    assert os.readlink(state / "sysfs") == "sysfs-CPX-NPS1"
+    assert partition_tool("set", "-M", "NPS4").returncode == 0
+    assert os.readlink(state / "sysfs") == "sysfs-CPX-NPS4"
+    # A refused set leaves the link.
+    assert partition_tool("set", "-C", "SPX").returncode == 2 and os.readlink(state / "sysfs") == "sysfs-CPX-NPS4"

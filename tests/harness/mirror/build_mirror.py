@@ -50,8 +50,12 @@ class BuildError(Exception):
 
 def profile_captures():
     """Every capture file the profiles print, by its name in the store."""
-    return sorted({capture for tools in recipes.PROFILES.values() for keys in tools.values()
-                   for capture, _rc, _fd in keys.values()})
+    captures = {capture for tools in recipes.PROFILES.values() for keys in tools.values()
+                for capture, _rc, _fd in keys.values()}
+    for modes in recipes.PARTITIONS.values():
+        for key in ("static", "set_compute", "set_memory"):
+            captures.update(modes[key].values())
+    return sorted(captures)
 
 
 def builder_hash():
@@ -253,6 +257,22 @@ def fixture_files(prefix, tool):
             files[f"{base}/{key}"] = (CAPTURES / capture).read_bytes()
             files[f"{base}/{key}.rc"] = f"{rc}\n".encode()
             files[f"{base}/{key}.fd"] = f"{fd}\n".encode()
+        if tool == "amd-smi" and profile in recipes.PARTITIONS:
+            files.update(partition_files(base, recipes.PARTITIONS[profile]))
+    return files
+
+
+def partition_files(base, modes):
+    """A profile's partition modes for the fixture amd-smi, under <base>/partition/: initial ("SPX NPS1"), moves
+    (lines "SPX NPS4 CPX": setting NPS4 under SPX moves the compute partition to CPX), static-<C>-<M>, set-compute-<C>
+    and set-memory-<M> (the captures)."""
+    files = {f"{base}/partition/initial": (" ".join(modes["initial"]) + "\n").encode(),
+             f"{base}/partition/moves": "".join(f"{c} {m} {to}\n" for (c, m), to in modes["moves"].items()).encode()}
+    for (compute, memory), capture in modes["static"].items():
+        files[f"{base}/partition/static-{compute}-{memory}"] = (CAPTURES / capture).read_bytes()
+    for kind in ("compute", "memory"):
+        for mode, capture in modes["set_" + kind].items():
+            files[f"{base}/partition/set-{kind}-{mode}"] = (CAPTURES / capture).read_bytes()
     return files
 
 

@@ -208,6 +208,37 @@ PROFILES = {
     },
 }
 
+# Partition modes of a fixture profile (issue 41): amd-smi's `static --partition` prints the capture of
+# the current (compute, memory) pair; `set --compute-partition X` / `set --memory-partition Y` print the capture of that
+# set and change the pair, kept in /var/lib/gpulab-fixture/partition (root only; GPULAB_FIXTURE_STATE_DIR moves it for
+# tests). A pair or a set without a capture is refused with rc 2 and nothing changes. "initial": the pair before any
+# set. "moves": AMD's quick-start guide, "setting NPS4 alone ... will internally transition the compute mode from SPX
+# to CPX" (SPX+NPS4 is invalid on MI300X). The captures: AMD's documented outputs of that guide, and two DERIVED
+# `static --partition` outputs (SPX+NPS1, CPX+NPS1), named so in SOURCES.md.
+PARTITIONS = {
+    "mi300x-8x": {
+        "initial": ("SPX", "NPS1"),
+        "static": {
+            ("SPX", "NPS1"): "amd-smi/static-partition-spx-nps1-8x-mi300x-derived.txt",
+            ("CPX", "NPS1"): "amd-smi/static-partition-cpx-nps1-64-partitions-8x-mi300x-derived.txt",
+            ("CPX", "NPS4"): "amd-smi/static-partition-cpx-nps4-64-partitions-8x-mi300x-amd-guide.txt",
+        },
+        "set_compute": {
+            "CPX": "amd-smi/set-compute-partition-cpx-8x-mi300x-amd-guide.txt",
+            "SPX": "amd-smi/set-compute-partition-spx-8x-mi300x-amd-guide.txt",
+        },
+        "set_memory": {
+            "NPS4": "amd-smi/set-memory-partition-nps4-8x-mi300x-amd-guide.txt",
+            "NPS1": "amd-smi/set-memory-partition-nps1-8x-mi300x-amd-guide.txt",
+        },
+        "moves": {("SPX", "NPS4"): "CPX"},
+    },
+}
+# The partition profile's other tools: the MI300X's rocminfo of a VF (the only MI300X rocminfo capture) is not this
+# node's, so rocminfo and rocm-smi say "no capture" for it, as a profile chosen for one tool does.
+PROFILES["mi300x-8x"] = {}
+
+
 # AMD's device-metrics-exporter repository (ROCm/device-metrics-exporter docs/installation/deb-package.rst at
 # afd0fe81: "device-metrics-exporter/apt/1.5.2 <jammy|noble> main", package amdgpu-exporter; its version is
 # DEBIAN_VERSION~<Ubuntu version>, Makefile 1.5.2 and Makefile.package BUILD_VER_ENV). The fixture's package is a

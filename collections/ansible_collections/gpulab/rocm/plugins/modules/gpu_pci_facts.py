@@ -148,6 +148,16 @@ ansible_facts:
                 has none (no driver bound, or not a DRM device).
               type: str
               version_added: 0.3.0
+            compute_partition:
+              description: The compute partition mode amdgpu reports (C(current_compute_partition)) on a partitionable
+                GPU (MI300 series and later), V(SPX) to V(CPX); null elsewhere.
+              type: str
+              version_added: 0.3.0
+            memory_partition:
+              description: The memory partition mode amdgpu reports (C(current_memory_partition)), V(NPS1) to
+                V(NPS8); null elsewhere.
+              type: str
+              version_added: 0.3.0
             link:
               description: PCIe link state, speeds in GT/s.
               type: dict

@@ -29,8 +29,11 @@ author:
 options:
   sections:
     description:
-      - What to read; the default is everything but C(candidates), C(autoremove), C(fix_broken), C(containers)
-        and C(slurm_state), and C(paths) only where O(paths) names some.
+      - What to read; the default is everything but C(candidates), C(autoremove), C(fix_broken), C(containers),
+        C(slurm_state) and C(gpu_holders), and C(paths) only where O(paths) names some.
+      - Section C(gpu_holders) (read for the C(rocm_partition) role before a partition change) lists the processes
+        that hold C(/dev/kfd), a render node or a card open, from the links of C(/proc/<pid>/fd) (at most 4096
+        processes and 4096 descriptors each; complete only as root).
       - Section C(containers) (read for the C(rocm_containers) role) reads the container engines present
         (C(podman), C(docker) and their versions), whether dockerd runs, when it started and how many containers it
         runs, C(/etc/docker/daemon.json), the CDI specs of C(/etc/cdi) and C(/var/run/cdi), C(/dev/kfd) and
@@ -53,7 +56,7 @@ options:
     elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions,
               candidates, paths, autoremove, fix_broken, containers, slurm, slurm_state, modules,
-              health, driver]
+              health, driver, gpu_holders]
   users:
     description: Users whose groups and C(~/.bashrc) block are read (the stack-wide C(rocm_gpu_users)).
     type: list
@@ -232,9 +235,10 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import 
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
             'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm',
-            'slurm_state', 'modules', 'health', 'driver']
+            'slurm_state', 'modules', 'health', 'driver', 'gpu_holders']
 DEFAULT_SECTIONS = [section for section in SECTIONS
-                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm_state')]
+                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm_state',
+                                       'gpu_holders')]
 # Slurm's own files as the role rocm_slurm reads them (never the munge key's content).
 SLURM_FILES = ('slurm.conf', 'gres.conf', 'cgroup.conf')
 SLURMD_DEFAULTS = '/etc/default/slurmd'
@@ -676,6 +680,10 @@ def main():
             elif section == 'health':
                 node['health'] = read_health_result()
                 node['health_recorded_gpu_count'] = read_recorded_count()
+            elif section == 'gpu_holders':
+                # Only for a partition change (plan_partition.probe_needs): every process's fd links, bounded.
+                holders, truncated = ns.gpu_holders('/proc')
+                node['gpu_holders'] = {'processes': holders, 'truncated': truncated}
             elif section == 'alternatives':
                 node['alternatives'] = {'rocm': ns.alternative('/', 'rocm')}
             else:

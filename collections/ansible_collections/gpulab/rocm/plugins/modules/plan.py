@@ -203,6 +203,11 @@ check:
     su).'
   returned: for the phase containers
   type: raw
+compute:
+  description:
+  - 'Phase partition: The compute partition to set (C(amd-smi set --compute-partition)), or null for none.'
+  returned: for the phase partition
+  type: raw
 contents:
   description:
   - 'Phase repo: The sources and pin files to write, path to content: C(rocm.list) for a legacy release, C(amdrocm-stable.sources)
@@ -213,6 +218,11 @@ create_groups:
   description:
   - 'Phase access: GPU groups to create.'
   returned: for the phase access
+  type: raw
+current:
+  description:
+  - 'Phase partition: Per physical GPU: C(bdf), C(model), C(compute), C(memory) as amd-smi reports them now.'
+  returned: for the phase partition
   type: raw
 daemon_json:
   description:
@@ -270,6 +280,22 @@ folders:
   - 'Phase health: Root-owned folders of the program to make.'
   returned: for the phase health
   type: raw
+gpus_after:
+  description:
+  - 'Phase partition: The logical GPUs ROCm shows once the profile is applied.'
+  returned: for the phase partition
+  type: raw
+gpus_before:
+  description:
+  - 'Phase partition: The logical GPUs ROCm shows now (KFD GPU nodes).'
+  returned: for the phase partition
+  type: raw
+holders:
+  description:
+  - 'Phase partition: The processes that hold a GPU device open (C(pid), C(comm), C(uid), C(devices)), read for
+    a change; once the role stopped its units (C(stopped) in its wanted state) any of them refuses the change.'
+  returned: for the phase partition
+  type: raw
 holds:
   description:
   - 'Phase sdk: Package name to V(hold) for the holds to set.'
@@ -311,6 +337,11 @@ memberships:
   - 'Phase access: User to the groups to add them to.'
   returned: for the phase access
   type: raw
+memory:
+  description:
+  - 'Phase partition: The memory partition to set (C(amd-smi set --memory-partition)), or null for none.'
+  returned: for the phase partition
+  type: raw
 miopen_dir:
   description:
   - 'Phase env: The shared MIOpen folder to make, or null.'
@@ -326,6 +357,11 @@ node:
   - 'Phase maintenance: The host''s Slurm node name, or null where it is not maintained.'
   - 'Phase slurm_node: This host''s Slurm record (its GPUs as GRES), for the slurm phase of every host.'
   returned: for the phases maintenance, slurm_node
+  type: raw
+order:
+  description:
+  - 'Phase partition: The steps in order, V(memory) and V(compute): memory first where the pair between is supported.'
+  returned: for the phase partition
   type: raw
 orphan_check:
   description:
@@ -410,6 +446,11 @@ refresh_scope:
     yet and the archive answers).'
   returned: for the phase repo
   type: raw
+reload:
+  description:
+  - 'Phase partition: The driver reload the memory partition change needs, one command line per step, in order.'
+  returned: for the phase partition
+  type: raw
 remove:
   description:
   - 'Phase repo: Sources and pin files to remove (the other stream''s, C(amdgpu.list) where the driver is not wanted,
@@ -486,6 +527,12 @@ stats:
   - 'Phase verify: The node''s figures, recorded for AWX where the role passes O(stats_key).'
   returned: for the phase verify
   type: raw
+stop:
+  description:
+  - 'Phase partition: The systemd units that hold the GPUs and are stopped before the change, started again after
+    it.'
+  returned: for the phase partition
+  type: raw
 subids:
   description:
   - 'Phase containers: Per user without a range: the usermod argv that gives it subordinate ids.'
@@ -520,7 +567,8 @@ wait:
 wanted:
   description:
   - 'Phase driver: Whether this host gets the amdgpu kernel driver.'
-  returned: for the phase driver
+  - 'Phase partition: The profile asked for: C(compute) and C(memory), each null where left as it is.'
+  returned: for the phases driver, partition
   type: raw
 why:
   description:

@@ -933,3 +933,46 @@ def modules_state(root='/', modulefiles_dirs=()):
         if lines:
             linker[LDCONFIG_DIR + '/' + name] = lines
     return {'releases': releases, 'opt_rocm': opt_rocm, 'dirs': dirs, 'ld_so_conf': linker}
+
+
+# The GPU device files a process holds open: amd-smi cannot change a partition while one does (Device busy).
+GPU_DEVICE_RE = re.compile(r'^/dev/(kfd|dri/renderD\d{1,4}|dri/card\d{1,4})$')
+HOLDER_PROCESSES = 4096   # /proc entries read at most
+HOLDER_FDS = 4096         # file descriptors read at most per process
+
+
+def gpu_holders(proc_root='/proc', processes=HOLDER_PROCESSES, fds=HOLDER_FDS):
+    """The processes that hold /dev/kfd, a render node or a card open: [{'pid', 'comm', 'uid', 'devices'}], by pid;
+    bounded (at most `processes` processes and `fds` descriptors each; 'truncated' in the second value when a bound
+    was hit). Reads /proc/<pid>/fd links only (root sees every process's); never follows them."""
+    holders, truncated = [], False
+    try:
+        pids = sorted(int(entry) for entry in os.listdir(proc_root) if entry.isdigit())
+    except OSError:
+        return [], False
+    if len(pids) > processes:
+        pids, truncated = pids[:processes], True
+    for pid in pids:
+        fd_dir = os.path.join(proc_root, str(pid), 'fd')
+        try:
+            entries = os.listdir(fd_dir)
+        except OSError:
+            continue  # gone, or not ours to read
+        if len(entries) > fds:
+            entries, truncated = entries[:fds], True
+        devices = set()
+        for entry in entries:
+            try:
+                target = os.readlink(os.path.join(fd_dir, entry))
+            except OSError:
+                continue
+            if GPU_DEVICE_RE.match(target):
+                devices.add(target)
+        if devices:
+            try:
+                uid = os.stat(os.path.join(proc_root, str(pid))).st_uid
+            except OSError:
+                uid = None
+            comm = (read_text(os.path.join(proc_root, str(pid), 'comm'), limit=64) or '').strip()
+            holders.append({'pid': pid, 'comm': comm, 'uid': uid, 'devices': sorted(devices)})
+    return holders, truncated

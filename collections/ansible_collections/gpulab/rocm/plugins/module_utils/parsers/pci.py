@@ -195,8 +195,17 @@ def read_pci_device(devices_dir, bdf):
         'numa_node': numa if numa is not None and numa >= 0 else None,
         'drm': drm,
         'render_node': render_node(drm),
+        # amdgpu's partition modes on partitionable GPUs (MI300 series and later): SPX..CPX, NPS1..NPS8; null elsewhere.
+        'compute_partition': _mode(os.path.join(device_dir, 'current_compute_partition')),
+        'memory_partition': _mode(os.path.join(device_dir, 'current_memory_partition')),
         'link': link_facts(real_dir),
     }
+
+
+def _mode(path):
+    """A partition mode file's value ('CPX', 'NPS4'), or None where the file is absent or holds something else."""
+    value = _read(path)
+    return value if value and re.match(r'^(SPX|DPX|TPX|QPX|CPX|NPS[1-8])$', value) else None
 
 
 def drm_nodes(device_dir):
@@ -350,8 +359,10 @@ def gather_pci(sysfs_root='/sys', root='/', proc_root='/proc'):
     in_container, container_type, hints = detect_container(root, proc_root)
     kfd_nodes = read_kfd_nodes(sysfs_root)
     kfd_gpus = [node for node in kfd_nodes or [] if node['type'] == 'gpu']
-    # MI300 compute partitions (CPX) make several KFD nodes per device; they share the PCI address.
-    physical = set(node['bdf'] or node['unique_id'] or node['node'] for node in kfd_gpus)
+    # MI300 compute partitions (CPX) make several KFD nodes per device: each counts up the function number of its
+    # GPU's address (kfd-topology/mi308x-cpx-partition-node3: 0a:00.1 beside 0a:00.0), so the GPU is domain:bus:device.
+    physical = set(node['bdf'].rsplit('.', 1)[0] if node['bdf'] else node['unique_id'] or node['node']
+                   for node in kfd_gpus)
     return {
         'devices': devices,
         'amd': amd,

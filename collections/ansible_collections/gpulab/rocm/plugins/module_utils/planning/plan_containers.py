@@ -22,6 +22,7 @@ from collections import OrderedDict
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_support
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import json_too_deep
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.gpu_partitions import same_gpu
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import (
     Plan, PlanError, file_matches, user_become_method,
 )
@@ -122,7 +123,7 @@ def listed_gpus(node):
     by_bdf = {}
     for dev in amd:
         label = '%s (%s)' % (dev.get('bdf'), dev.get('name') or 'unknown AMD GPU')
-        nodes = [n for n in kfd if n.get('bdf') == dev.get('bdf')]
+        nodes = [n for n in kfd if same_gpu(n.get('bdf'), dev.get('bdf'))]
         if dev.get('driver') != 'amdgpu':
             warnings.append('%s is not bound to amdgpu (driver: %s): left out of the CDI spec' %
                             (label, dev.get('driver') or 'none'))
@@ -138,9 +139,10 @@ def listed_gpus(node):
         return [], warnings
     gpus = []
     for kfd_node in kfd:
-        if kfd_node.get('bdf') not in by_bdf:
+        owners = [bdf for bdf in by_bdf if same_gpu(kfd_node.get('bdf'), bdf)]
+        if not owners:
             continue
-        dev, nodes = by_bdf[kfd_node['bdf']]
+        dev, nodes = by_bdf[owners[0]]
         label = '%s (%s, KFD node %s)' % (dev.get('bdf'), dev.get('name') or 'unknown AMD GPU', kfd_node.get('node'))
         minor = kfd_node.get('drm_render_minor')
         if not isinstance(minor, int) or minor < 128:

@@ -11,6 +11,7 @@ __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import slurm_conf as sc
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import slurm_files as sf
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.gpu_partitions import same_gpu
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
 
 # The phase's contract (docs/plan-contract.md): the probe sections it reads, the keys of its result that its
@@ -97,7 +98,7 @@ def gpu_gres(node, wanted, result):
     gpus = []
     for device in sorted(pci.get('amd') or [], key=lambda item: item.get('bdf') or ''):
         minors = [item.get('drm_render_minor') for item in kfd
-                  if item.get('bdf') == device.get('bdf') and item.get('drm_render_minor')]
+                  if same_gpu(item.get('bdf'), device.get('bdf')) and item.get('drm_render_minor')]
         files = ['/dev/dri/renderD%d' % minor for minor in minors] or (
             [device['render_node']] if device.get('render_node') else [])
         if not files:

@@ -315,10 +315,13 @@ def test_kfd_gpu_nodes_of_two_cpx_partitions(roots):
     for number, name in ((2, 'kfd-topology/mi308x-cpx-partition-node2-gpu-properties.txt'),
                          (3, 'kfd-topology/mi308x-cpx-partition-node3-gpu-properties.txt')):
         add_kfd_node(roots[0], number, fixture(name))
-    nodes = gather(roots)['kfd_nodes']
+    facts = gather(roots)
+    nodes = facts['kfd_nodes']
     assert [(n['bdf'], n['gfx_target'], n['drm_render_minor'], n['compute_units']) for n in nodes] == [
         ('0000:0a:00.0', 'gfx942', 128, 20), ('0000:0a:00.1', 'gfx942', 129, 20)]
     assert nodes[0]['unique_id'] == nodes[1]['unique_id']
+    # One physical GPU: the health check compares it with the functions on the bus.
+    assert facts['kfd_gpu_nodes'] == 2 and facts['kfd_physical_gpus'] == 1
 
 
 def test_kfd_mem_banks_give_the_memory_when_local_mem_size_is_zero():
