@@ -29,8 +29,8 @@ author:
 options:
   sections:
     description:
-      - What to read; the default is everything but C(candidates), C(autoremove), C(fix_broken), C(containers)
-        and C(slurm_state), and C(paths) only where O(paths) names some.
+      - What to read; the default is everything but C(candidates), C(autoremove), C(fix_broken), C(containers),
+        C(slurm_state) and C(tuning), and C(paths) only where O(paths) names some.
       - Section C(containers) (read for the C(rocm_containers) role) reads the container engines present
         (C(podman), C(docker) and their versions), whether dockerd runs, when it started and how many containers it
         runs, C(/etc/docker/daemon.json), the CDI specs of C(/etc/cdi) and C(/var/run/cdi), C(/dev/kfd) and
@@ -49,11 +49,17 @@ options:
         (C(module/amdgpu/version), C(srcversion), and whether AMD's C(amdkcl) is loaded); the free space of
         C(/boot) and C(/var/lib/dkms). Where DKMS installed an amdgpu for the running kernel, C(modinfo -F
         srcversion) of the module it built (one run).
+      - Section C(tuning) (read for C(rocm_tuning) where a profile is set) reads C(/proc/cmdline), GRUB's
+        C(/etc/default/grub) and C(/etc/default/grub.d/*.cfg), whether C(/boot/grub) and C(update-grub) are there,
+        C(/proc/sys/kernel/numa_balancing), C(/etc/sysctl.conf) and C(/etc/sysctl.d/*.conf), C(limits.conf) and
+        C(/etc/security/limits.d/*.conf), the probe's own memlock limit, each CPU's cpufreq governor under
+        O(sysfs_root), the role's own files and its reboot record, and the boot time (at most 64 files a folder,
+        64 KiB a file, no link followed).
     type: list
     elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions,
               candidates, paths, autoremove, fix_broken, containers, slurm, slurm_state, modules,
-              health, driver]
+              health, driver, tuning]
   users:
     description: Users whose groups and C(~/.bashrc) block are read (the stack-wide C(rocm_gpu_users)).
     type: list
@@ -194,7 +200,7 @@ ansible_facts:
       description:
         - One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups), C(alternatives),
           C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates), C(containers),
-          C(slurm), C(slurm_state), C(modules), C(health) with C(health_recorded_gpu_count), C(driver)), plus
+          C(slurm), C(slurm_state), C(modules), C(health) with C(health_recorded_gpu_count), C(driver), C(tuning)), plus
           C(sections),
           C(params), C(notices) (what was replaced or left unread, and why) and C(timeouts) (the tools stopped - by
           their time limit, for printing more than 16 MiB, or for a process they started that held their output
@@ -212,6 +218,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.host.tuning_state import tuning_state
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
     ToolTimeout, process_run, rocm_version_files, timed_run, tool_dirs, utf8_notice, valid_utf8,
 )
@@ -232,9 +239,10 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import 
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
             'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm',
-            'slurm_state', 'modules', 'health', 'driver']
+            'slurm_state', 'modules', 'health', 'driver', 'tuning']
 DEFAULT_SECTIONS = [section for section in SECTIONS
-                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm_state')]
+                    if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm_state',
+                                       'tuning')]
 # Slurm's own files as the role rocm_slurm reads them (never the munge key's content).
 SLURM_FILES = ('slurm.conf', 'gres.conf', 'cgroup.conf')
 SLURMD_DEFAULTS = '/etc/default/slurmd'
@@ -676,6 +684,8 @@ def main():
             elif section == 'health':
                 node['health'] = read_health_result()
                 node['health_recorded_gpu_count'] = read_recorded_count()
+            elif section == 'tuning':
+                node['tuning'] = tuning_state('/', '/proc', module.params['sysfs_root'])
             elif section == 'alternatives':
                 node['alternatives'] = {'rocm': ns.alternative('/', 'rocm')}
             else:
