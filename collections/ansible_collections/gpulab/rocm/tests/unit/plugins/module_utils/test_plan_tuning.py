@@ -343,3 +343,23 @@ def test_the_probe_reads_are_bounded(tmp_path):
     assert state['files'][ts.SYSCTL_FILE] == {'exists': False, 'type': None}
     content = plan(node_of(paths))['files'][ts.SYSCTL_FILE]
     assert sha1(content)
+
+
+def test_on_a_slurm_node_the_maintenance_reboots_for_the_kernel_arguments(tmp_path):
+    """upgrade.yml sets rocm_tuning_reboot_through_slurm on Slurm nodes: the role only marks the reboot, and the
+    maintenance (planned last, from the other phases' plans) reboots the node through Slurm."""
+    from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf import parse_scontrol_nodes
+    tuning = plan(node_of(host(tmp_path)), reboot=True, reboot_through_slurm=True)
+    assert tuning['reboot']['needed'] and not tuning['reboot']['allowed'] and tuning['reboot']['through_slurm']
+    conf = 'ClusterName=lab\nRebootProgram=/usr/sbin/reboot\nNodeName=gpu01 State=UNKNOWN\n'
+    probe = {'slurm': {'daemons': ['munged', 'slurmd'], 'hostname': 'gpu01',
+                       'files': {'defaults': {'content': ''},
+                                 'slurm.conf': {'exists': True, 'type': 'file', 'content': conf}}},
+             'slurm_state': {'nodes': parse_scontrol_nodes('NodeName=gpu01 Arch=x86_64 CPUTot=4 State=IDLE '
+                                                           'ThreadsPerCore=1 Reason=(null)'), 'error': None},
+             'pass': {'order': ['tuning'], 'changes': {'tuning': [c['change'] for c in tuning['changes']]}},
+             'plans': {'tuning': {'plan': tuning}}}
+    maintenance = planner.plan('maintenance', probe, {'enabled': True, 'slurm_node': True, 'node_name': '',
+                                                      'drain_timeout': 600}, {})
+    assert maintenance['drain'] and maintenance['reboot'] and maintenance['resume']
+    assert 'the kernel arguments iommu=pt wait for a reboot (rocm_tuning)' in maintenance['changes'][-1]['reason']
