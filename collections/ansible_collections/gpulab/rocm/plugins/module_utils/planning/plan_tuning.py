@@ -233,10 +233,14 @@ def plan(node, wanted, stack, host=None, previous=None):
     return result
 
 
-def _setting(result, name, wanted, running, configured, by, status, why):
+def _setting(result, name, wanted, running, configured, by, status, why, finding=None):
+    """One setting's decision; a finding (rocm_verify's notice) where the running node does not have it: applied
+    now, waiting for a reboot, not settable here, overridden by the lab's file (or as the caller says)."""
     result['settings'].append({'name': name, 'wanted': wanted, 'running': running, 'configured': configured,
                                'by': by, 'state': status, 'why': why})
-    if status not in ('in_effect', 'lab'):
+    if finding is None:
+        finding = status in ('apply', 'reboot_pending', 'not_settable', 'overridden')
+    if finding:
         result['findings'].append('%s: wanted %s, the running node has %s: %s'
                                   % (name, wanted, running if running not in (None, '') else 'none', why))
 
@@ -388,7 +392,7 @@ def _memlock(result, state, wanted):
     domain = wanted.get('memlock_domain', '*')
     name = 'memlock'
     running = state.get('memlock') or {}
-    shown = ('soft %s, hard %s (the probe\'s own session)' % (running.get('soft'), running.get('hard'))
+    shown = ('soft %s, hard %s (the probe\'s own root session)' % (running.get('soft'), running.get('hard'))
              if running else None)
     texts = dict((path, text) for path, text in (state.get('limits') or {}).items() if path != ts.LIMITS_FILE)
     lab, others = memlock_lines(texts, domain)
@@ -409,7 +413,10 @@ def _memlock(result, state, wanted):
     _setting(result, name, 'unlimited for %s' % domain, shown, 'unlimited', ts.LIMITS_FILE,
              'write' if written else 'in_effect',
              'new logins get it (pam_limits); running sessions and services keep theirs' if written
-             else 'set by our limits file (new logins)')
+             else 'set by our limits file (new logins)',
+             # The probe runs as root, to whom limits.conf's '*' and group lines do not apply (limits.conf(5)):
+             # its own limit says nothing of the users'; ulimit -l in a user's new login is the check.
+             finding=False)
 
 
 def _governor(result, state, in_container, systemd, before):

@@ -363,3 +363,46 @@ def test_on_a_slurm_node_the_maintenance_reboots_for_the_kernel_arguments(tmp_pa
                                                       'drain_timeout': 600}, {})
     assert maintenance['drain'] and maintenance['reboot'] and maintenance['resume']
     assert 'the kernel arguments iommu=pt wait for a reboot (rocm_tuning)' in maintenance['changes'][-1]['reason']
+
+
+def test_verify_shows_what_is_not_in_effect_and_fails_on_what_did_not_take(tmp_path):
+    """rocm_verify reads the tuning plan of this run (after its apply): findings are notices, problems fail it."""
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_verify
+    from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils.plan_helpers import CONVERGED, inputs, probe
+    paths = host(tmp_path)
+    first = plan(node_of(paths))
+    # The files written and the sysctl and unit run, but neither took (the running values are unchanged).
+    for path in (ts.SYSCTL_FILE, ts.GOVERNOR_UNIT):
+        write(paths[0], path, first['files'][path])
+    after = plan(as_root(node_of(paths)), previous=first)
+    converged = probe(CONVERGED)
+    baseline = plan_verify.plan(converged, {'expected_gfx_targets': []}, inputs(), {'name': 'n1'})
+    node = dict(converged, plans={'tuning': {'plan': after}})
+    result = plan_verify.plan(node, {'expected_gfx_targets': []}, inputs(), {'name': 'n1'})
+    assert result['problems'][len(baseline['problems']):] == [
+        'tuning: numa_balancing: %s was written and applied with sysctl -p in this run, and '
+        '/proc/sys/kernel/numa_balancing still reads 1' % ts.SYSCTL_FILE,
+        'tuning: cpu governor: gpulab-cpu-governor.service ran in this run and the CPUs still run schedutil on 4 '
+        'CPU(s)']
+    assert 'tuning: kernel command line: wanted iommu=pt, the running node has none: reboot pending: the kernel ' \
+           'command line changed and needs a reboot, not done here: rocm_tuning_reboot is false; reboot it ' \
+           'yourself' in result['notices']
+    # No profile: nothing of the tuning in verify.
+    off = plan_verify.plan(dict(converged, plans={'tuning': {'plan': plan({'os': {'euid': 0}}, profile='none')}}),
+                           {'expected_gfx_targets': []}, inputs(), {'name': 'n1'})
+    assert off['problems'] == baseline['problems'] and not [n for n in off['notices'] if n.startswith('tuning')]
+
+
+def test_the_fleet_record_has_a_tuning_line(tmp_path):
+    from ansible_collections.gpulab.rocm.plugins.module_utils.planning import fleet_report
+    from ansible_collections.gpulab.rocm.tests.unit.plugins.module_utils.plan_helpers import CONVERGED, probe
+    paths = host(tmp_path, distro='vm', cpufreq=False, boot_grub=False)
+    tuning = plan(node_of(paths))
+    record = fleet_report.host_record(dict(probe(CONVERGED), plans={'tuning': {'plan': tuning}}), 'n1')
+    assert record['tuning']['line'] == ('numa_balancing: applied now; kernel command line: not settable here; '
+                                        'memlock: written now; cpu governor: not settable here')
+    assert any(text.startswith('cpu governor: wanted performance') for text in record['tuning']['findings'])
+    assert fleet_report.valid_record(record, 'n1')['tuning'] == record['tuning']
+    assert fleet_report.host_record(probe(CONVERGED), 'n1')['tuning'] is None
+    with pytest.raises(fleet_report.InvalidRecord):
+        fleet_report.valid_record(dict(record, tuning={'line': 7, 'findings': []}), 'n1')
