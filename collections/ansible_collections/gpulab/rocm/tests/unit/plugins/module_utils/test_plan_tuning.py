@@ -6,9 +6,9 @@
 Provenance of the real contents:
 - DEBIAN12_GRUB: /usr/share/grub/default/grub of Debian 12's grub2-common 2.06-13+deb12u2 (the package's
   postinst copies it to /etc/default/grub), unpacked from the package with dpkg-deb on 2026-12-06.
-- UBUNTU2404_GRUB: the head of Ubuntu 24.04's /etc/default/grub as published (GRUB_DISTRIBUTOR through
-  os-release, GRUB_TIMEOUT_STYLE=hidden), and 50-cloudimg-settings.cfg of its cloud images that overrides
-  GRUB_TIMEOUT (both quoted in public posts found through the code search; the cloud image's drop-in abridged).
+- UBUNTU2404_GRUB: the head of Ubuntu 24.04's /etc/default/grub (GRUB_DISTRIBUTOR through os-release,
+  GRUB_TIMEOUT_STYLE=hidden, "quiet splash"), as several public install notes and boot-repair reports quote it,
+  and 50-cloudimg-settings.cfg of its cloud images, which sets GRUB_TIMEOUT again (abridged).
 - UBUNTU2404_CMDLINE: a real Ubuntu 24.04.4 /proc/cmdline (HWE kernel 6.17.0-22, LVM root) quoted in a public
   host inventory; VM_CMDLINE: this build machine's own /proc/cmdline (a Firecracker VM: no GRUB, no cpufreq).
 - sysctl and limits files: the formats of sysctl.d(5) and limits.conf(5); Debian's /etc/sysctl.d/99-sysctl.conf
