@@ -444,8 +444,9 @@ remove:
     (folders removed only where empty, deepest first).'
   - 'Phase metrics: Removed (state absent): units (stopped and disabled first), files, trees, prune (folders removed
     only where empty) and node_exporter (restart it where it runs: our drop-in is gone).'
+  - 'Phase tuning: Our drop-ins to remove (the GRUB drop-in once the lab''s own files have its arguments).'
   - 'Phase slurm: Slurm files to remove.'
-  returned: for the phases repo, env, modules, containers, health, metrics, slurm
+  returned: for the phases repo, env, modules, containers, health, metrics, tuning, slurm
   type: raw
 repair:
   description:

@@ -47,6 +47,7 @@ PHASE = {
                     'boot or apply, and C(by): the file), C(state) (V(in_effect), V(lab), V(write), V(apply), '
                     'V(reboot_pending), V(not_settable), V(overridden)) and C(why).',
         'files': 'Our drop-ins to write, path to content.',
+        'remove': 'Our drop-ins to remove (the GRUB drop-in once the lab\'s own files have its arguments).',
         'dirs': 'Folders to make first (C(/etc/default/grub.d) where it is missing).',
         'update_grub': 'The update-grub command to run after the GRUB drop-in changed, or null.',
         'sysctl_apply': 'Our sysctl file to apply with C(sysctl -p), or null.',
@@ -209,7 +210,7 @@ def plan(node, wanted, stack, host=None, previous=None):
 
     Returns the Plan (PHASE['keys']); raises PlanError for bad variables before any change."""
     result = Plan('tuning')
-    result.update(skip=None, settings=[], files={}, dirs=[], update_grub=None, sysctl_apply=None,
+    result.update(skip=None, settings=[], files={}, remove=[], dirs=[], update_grub=None, sysctl_apply=None,
                   governor_service=None, daemon_reload=False, reboot={'needed': False, 'allowed': False,
                                                                        'through_slurm': False, 'args': [],
                                                                        'reason': ''},
@@ -312,10 +313,12 @@ def _cmdline(result, node, state, wanted, host, in_container):
                     % (', '.join(unreadable), ' '.join(args)))
         return
     lab_by = ', '.join(sorted(set(by.values()))) or None
-    if not [arg for arg in args if arg not in lab] and not missing_running:
-        _setting(result, name, ' '.join(args), shown_running, ' '.join(args), lab_by, 'lab',
-                 'set by the lab in %s: left as it is' % lab_by)
-        return
+    if not [arg for arg in args if arg not in lab]:
+        _drop_ours(result, state, in_container)
+        if not missing_running:
+            _setting(result, name, ' '.join(args), shown_running, ' '.join(args), lab_by, 'lab',
+                     'set by the lab in %s: left as it is' % lab_by)
+            return
     if in_container or not state.get('boot_grub') or not state.get('update_grub'):
         why = ('the host is a container: it runs its host\'s kernel, whose boot loader is not here'
                if in_container else 'the host does not boot through GRUB here (no /boot/grub)'
@@ -360,6 +363,17 @@ def _cmdline(result, node, state, wanted, host, in_container):
     _reboot(result, node, state, wanted, host, in_container, args, missing_running, status_by)
 
 
+def _drop_ours(result, state, in_container):
+    """The lab's own GRUB files have every argument: our drop-in would only repeat them on the kernel line."""
+    if not ((state.get('files') or {}).get(ts.GRUB_DROPIN) or {}).get('exists'):
+        return
+    result['remove'].append(ts.GRUB_DROPIN)
+    result.change('remove %s' % ts.GRUB_DROPIN, 'the lab\'s own GRUB files have its kernel arguments')
+    if not in_container and state.get('boot_grub') and state.get('update_grub'):
+        result['update_grub'] = state['update_grub']
+        result.change('run %s' % state['update_grub'], 'the GRUB drop-in was removed')
+
+
 def _reboot(result, node, state, wanted, host, in_container, args, missing, by):
     record_text = 'kernel arguments: %s\n' % ' '.join(args)
     result['reboot_record'] = record_text
@@ -381,7 +395,11 @@ def _reboot(result, node, state, wanted, host, in_container, args, missing, by):
               .replace('rocm_driver_reboot is false', 'rocm_tuning_reboot is false'))
     result['reboot'] = {'needed': True, 'allowed': decision['allowed'], 'through_slurm': decision['through_slurm'],
                         'args': missing, 'reason': reason}
-    if not result['update_grub']:
+    # Marked (or rebooted for) in this boot already, by an earlier run: still needed (a maintenance run reboots it
+    # through Slurm), no change of this run.
+    marked = (record.get('content') == record_text and booted_at and record.get('mtime')
+              and record['mtime'] >= booted_at)
+    if not result['update_grub'] and not marked:
         result.change('reboot for %s (or mark the reboot)' % ' '.join(missing),
                       'GRUB boots them and the running kernel lacks them')
     _setting(result, 'kernel command line', ' '.join(args), ' '.join(a for a in args if a not in missing) or None,

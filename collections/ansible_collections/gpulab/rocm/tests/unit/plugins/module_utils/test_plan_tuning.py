@@ -142,6 +142,10 @@ def converge(paths, result):
     root, proc, sysfs = paths
     for path, content in result['files'].items():
         write(root, path, content)
+    for path in result['remove']:
+        os.unlink(os.path.join(root, path.lstrip('/')))
+    if result['reboot']['needed']:
+        write(root, ts.REBOOT_RECORD, result['reboot_record'])
     if result['sysctl_apply']:
         write(proc, '/sys/kernel/numa_balancing', '0\n')
     if result['governor_service']:
@@ -212,8 +216,10 @@ def test_the_second_plan_lists_nothing_but_the_pending_reboot(tmp_path):
     second = plan(as_root(node_of(paths)), previous=first)
     assert second['files'] == {} and second['update_grub'] is None and second['sysctl_apply'] is None
     assert second['governor_service'] is None and second['problems'] == []
-    # The kernel line waits for its reboot: marked, not a file to write again.
-    assert [item['change'] for item in second['changes']] == ['reboot for iommu=pt (or mark the reboot)']
+    # The kernel line waits for its reboot, marked in this boot: no change, still needed (a maintenance run reboots
+    # it through Slurm), and verify's finding.
+    assert second['changes'] == [] and second['reboot']['needed']
+    assert names(second)['kernel command line']['state'] == 'reboot_pending'
     # After the reboot (the running kernel has it): nothing at all.
     write(paths[1], '/cmdline', DEBIAN12_CMDLINE + ' iommu=pt\n')
     third = plan(as_root(node_of(paths)))
@@ -225,7 +231,7 @@ def test_no_second_reboot_for_the_same_arguments(tmp_path):
     paths = host(tmp_path)
     first = plan(node_of(paths))
     converge(paths, first)
-    record = write(paths[0], ts.REBOOT_RECORD, first['reboot_record'])
+    record = os.path.join(paths[0], ts.REBOOT_RECORD.lstrip('/'))
     os.utime(record, (time.time() - 3600, time.time() - 3600))  # before this boot: rebooted and came back without
     result = plan(as_root(node_of(paths)))
     assert not result['reboot']['needed'] and result['changes'] == []
@@ -248,6 +254,19 @@ def test_a_lab_that_has_everything_is_left_alone(tmp_path):
     assert settings['numa_balancing']['by'] == '/etc/sysctl.d/10-lab-numa.conf'
     assert settings['kernel command line']['by'] == ts.GRUB_DEFAULT
     assert 'left as it is' in settings['memlock']['why']
+
+
+def test_our_grub_drop_in_goes_once_the_lab_has_the_arguments(tmp_path):
+    paths = host(tmp_path)
+    converge(paths, plan(node_of(paths)))
+    write(paths[0], '/etc/default/grub', DEBIAN12_GRUB.replace('GRUB_CMDLINE_LINUX=""',
+                                                               'GRUB_CMDLINE_LINUX="iommu=pt"'))
+    write(paths[1], '/cmdline', DEBIAN12_CMDLINE + ' iommu=pt iommu=pt\n')
+    result = plan(as_root(node_of(paths)))
+    assert result['remove'] == [ts.GRUB_DROPIN] and result['update_grub'] == '/usr/sbin/update-grub'
+    assert names(result)['kernel command line']['state'] == 'lab'
+    converge(paths, result)
+    assert plan(as_root(node_of(paths)))['changes'] == []
 
 
 def test_a_lab_setting_that_is_configured_but_not_running_is_ours_to_apply(tmp_path):
