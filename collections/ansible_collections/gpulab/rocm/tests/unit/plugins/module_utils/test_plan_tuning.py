@@ -107,7 +107,9 @@ def host(tmp_path, distro='debian12', numa='1', governor='schedutil', cpus=4, cp
     write(root, '/etc/sysctl.conf', '#\n# /etc/sysctl.conf - Configuration file for setting system variables\n'
                                     '#kernel.domainname = example.com\n')
     write(root, '/etc/security/limits.conf', LIMITS_HEAD)
-    os.makedirs(os.path.join(root, 'etc/security/limits.d'), exist_ok=True)
+    # Folders every Debian and Ubuntu host has (procps, libpam-modules, systemd); /etc/default/grub.d is Ubuntu's.
+    for folder in ('etc/security/limits.d', 'etc/sysctl.d', 'etc/systemd/system'):
+        os.makedirs(os.path.join(root, folder), exist_ok=True)
     cmdline = {'debian12': DEBIAN12_CMDLINE, 'ubuntu2404': UBUNTU2404_CMDLINE, 'vm': VM_CMDLINE}[distro]
     write(proc, '/cmdline', cmdline + '\n')
     write(proc, '/stat', 'cpu  1 2 3 4\nbtime %d\n' % (int(time.time()) - 600))
@@ -425,3 +427,35 @@ def test_the_fleet_record_has_a_tuning_line(tmp_path):
     assert fleet_report.host_record(probe(CONVERGED), 'n1')['tuning'] is None
     with pytest.raises(fleet_report.InvalidRecord):
         fleet_report.valid_record(dict(record, tuning={'line': 7, 'findings': []}), 'n1')
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="system_files writes root-owned files: run as root")
+def test_check_mode_and_diff_then_the_write_through_system_files(tmp_path):
+    """The plan is the same in check mode; the role's one system_files call over the fake root shows each drop-in
+    as a diff and writes nothing in check mode, writes them for real (root-owned, 0644), and the next plan, read
+    from what it wrote, lists no file."""
+    from ansible_collections.gpulab.rocm.plugins.modules import system_files
+    from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import run_main
+    paths = host(tmp_path)
+    root = paths[0]
+    node = node_of(paths)
+    result = plan(node)
+    checked = planner.plan('tuning', node, WANTED, STACK, {'connection': 'ssh', 'controller_machine_id': 'b' * 32,
+                                                           'check_mode': True})
+    assert checked == result
+
+    def under(path):
+        return os.path.join(root, path.lstrip('/'))
+    args = {'dirs': [under(path) for path in result['dirs']],
+            'files': dict((under(path), text) for path, text in result['files'].items())}
+    dry = run_main(system_files.main, args, check_mode=True, diff=True)
+    assert not dry['failed'] and dry['changed'], dry
+    assert not os.path.exists(under(ts.SYSCTL_FILE)) and not os.path.isdir(under(ts.GRUB_DIR))
+    shown = dict((entry['after_header'], entry['after']) for entry in dry['diff'])
+    assert shown[under(ts.GRUB_DROPIN)] == result['files'][ts.GRUB_DROPIN]
+    assert shown[under(ts.LIMITS_FILE)] == result['files'][ts.LIMITS_FILE]
+    done = run_main(system_files.main, args, diff=True)
+    assert not done['failed'] and done['changed'], done
+    again = plan(node_of(paths), previous=result)
+    assert again['files'] == {} and again['dirs'] == []
+    assert run_main(system_files.main, args)['changed'] is False
