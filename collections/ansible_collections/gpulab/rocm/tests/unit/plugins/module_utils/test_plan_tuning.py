@@ -459,3 +459,21 @@ def test_check_mode_and_diff_then_the_write_through_system_files(tmp_path):
     again = plan(node_of(paths), previous=result)
     assert again['files'] == {} and again['dirs'] == []
     assert run_main(system_files.main, args)['changed'] is False
+
+
+def test_the_probe_module_reads_the_tuning_section_of_this_machine():
+    """node_probe's section 'tuning' on the machine the tests run on (read-only), and only when asked: the plan of
+    its reading is well formed whatever the machine is (this build machine: a VM with no GRUB and no cpufreq)."""
+    from ansible_collections.gpulab.rocm.plugins.modules import node_probe
+    from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import run_main
+    done = run_main(node_probe.main, {'sections': ['os', 'tuning']})
+    assert not done.get('failed'), done
+    node = done['ansible_facts']['gpulab_node']
+    with open('/proc/cmdline') as handle:
+        assert node['tuning']['cmdline'] == handle.read().strip()
+    assert set(node['tuning']) >= {'grub', 'boot_grub', 'numa_balancing', 'sysctl', 'limits', 'memlock', 'cpufreq',
+                                   'files', 'booted_at'}
+    assert 'tuning' not in node_probe.DEFAULT_SECTIONS
+    result = plan(dict(node, gpu_pci={'in_container': False}, os=dict(node['os'], euid=0)))
+    assert [entry['name'] for entry in result['settings']] == ['numa_balancing', 'kernel command line', 'memlock',
+                                                               'cpu governor']
