@@ -39,6 +39,8 @@ def test_the_page_ansible_writes_escapes_every_value(tmp_path):
     # The value the old page printed without | e: the link's "limited at" (the numbers are the record's own).
     gpu["link"].update(at='0000:d1:00.0" onmouseover="alert(2)', source="sysfs", width=8, speed_gts=16.0)
     gpu["driver"] = "<b>amdgpu</b>"
+    # The host tuning's line and findings (rocm_tuning's plan) come from the node too.
+    record["tuning"] = {"line": "memlock: <i>written now</i>", "findings": ['cpu governor: <a href="x">none</a>']}
     (tmp_path / "record.json").write_text(json.dumps(record))
     (tmp_path / "play.yml").write_text(PLAYBOOK)
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_LOCALHOST_WARNING="false",
@@ -50,8 +52,9 @@ def test_the_page_ansible_writes_escapes_every_value(tmp_path):
                           cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     page = (tmp_path / "report" / "fleet-report.html").read_text()
-    for live in ("<script>alert", "<img src=x", 'onmouseover="alert', "<b>amdgpu"):
+    for live in ("<script>alert", "<img src=x", 'onmouseover="alert', "<b>amdgpu", "<i>written", "<a href"):
         assert live not in page, live
+    assert ">Tuning</th>" in page and "memlock: &lt;i&gt;written now&lt;/i&gt;" in page
     assert "limited at 0000:d1:00.0&#34; onmouseover=&#34;alert(2)" in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page and "&lt;b&gt;amdgpu" in page
 

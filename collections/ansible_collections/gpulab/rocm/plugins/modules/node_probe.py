@@ -30,7 +30,7 @@ options:
   sections:
     description:
       - What to read; the default is everything but C(candidates), C(autoremove), C(fix_broken), C(containers),
-        C(slurm_state) and C(gpu_holders), and C(paths) only where O(paths) names some.
+        C(slurm_state), C(gpu_holders) and C(tuning), and C(paths) only where O(paths) names some.
       - Section C(gpu_holders) (read for the C(rocm_partition) role before a partition change) lists the processes
         that hold C(/dev/kfd), a render node or a card open, from the links of C(/proc/<pid>/fd) (at most 4096
         processes and 4096 descriptors each; complete only as root).
@@ -52,11 +52,17 @@ options:
         (C(module/amdgpu/version), C(srcversion), and whether AMD's C(amdkcl) is loaded); the free space of
         C(/boot) and C(/var/lib/dkms). Where DKMS installed an amdgpu for the running kernel, C(modinfo -F
         srcversion) of the module it built (one run).
+      - Section C(tuning) (read for C(rocm_tuning) where a profile is set) reads C(/proc/cmdline), GRUB's
+        C(/etc/default/grub) and C(/etc/default/grub.d/*.cfg), whether C(/boot/grub) and C(update-grub) are there,
+        C(/proc/sys/kernel/numa_balancing), C(/etc/sysctl.conf) and C(/etc/sysctl.d/*.conf), C(limits.conf) and
+        C(/etc/security/limits.d/*.conf), the probe's own memlock limit, each CPU's cpufreq governor under
+        O(sysfs_root), the role's own files and its reboot record, and the boot time (at most 64 files a folder,
+        64 KiB a file, no link followed).
     type: list
     elements: str
     choices: [os, packages, apt, files, users, alternatives, ldconfig, disk, firmware, gpus, tools, versions,
               candidates, paths, autoremove, fix_broken, containers, slurm, slurm_state, modules,
-              health, driver, gpu_holders]
+              health, driver, gpu_holders, tuning]
   users:
     description: Users whose groups and C(~/.bashrc) block are read (the stack-wide C(rocm_gpu_users)).
     type: list
@@ -197,7 +203,7 @@ ansible_facts:
       description:
         - One key per section read (C(os), C(packages), C(apt), C(files), C(users), C(groups), C(alternatives),
           C(ldconfig), C(disk), C(firmware), C(gpu_pci), C(tools), C(versions), C(candidates), C(containers),
-          C(slurm), C(slurm_state), C(modules), C(health) with C(health_recorded_gpu_count), C(driver)), plus
+          C(slurm), C(slurm_state), C(modules), C(health) with C(health_recorded_gpu_count), C(driver), C(tuning)), plus
           C(sections),
           C(params), C(notices) (what was replaced or left unread, and why) and C(timeouts) (the tools stopped - by
           their time limit, for printing more than 16 MiB, or for a process they started that held their output
@@ -215,6 +221,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns
+from ansible_collections.gpulab.rocm.plugins.module_utils.host.tuning_state import tuning_state
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers._facts_common import (
     ToolTimeout, process_run, rocm_version_files, timed_run, tool_dirs, utf8_notice, valid_utf8,
 )
@@ -235,10 +242,10 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning.stack import 
 
 SECTIONS = ['os', 'packages', 'apt', 'files', 'users', 'alternatives', 'ldconfig', 'disk', 'firmware', 'gpus',
             'tools', 'versions', 'candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm',
-            'slurm_state', 'modules', 'health', 'driver', 'gpu_holders']
+            'slurm_state', 'modules', 'health', 'driver', 'gpu_holders', 'tuning']
 DEFAULT_SECTIONS = [section for section in SECTIONS
                     if section not in ('candidates', 'paths', 'autoremove', 'fix_broken', 'containers', 'slurm_state',
-                                       'gpu_holders')]
+                                       'gpu_holders', 'tuning')]
 # Slurm's own files as the role rocm_slurm reads them (never the munge key's content).
 SLURM_FILES = ('slurm.conf', 'gres.conf', 'cgroup.conf')
 SLURMD_DEFAULTS = '/etc/default/slurmd'
@@ -684,6 +691,8 @@ def main():
                 # Only for a partition change (plan_partition.probe_needs): every process's fd links, bounded.
                 holders, truncated = ns.gpu_holders('/proc')
                 node['gpu_holders'] = {'processes': holders, 'truncated': truncated}
+            elif section == 'tuning':
+                node['tuning'] = tuning_state('/', '/proc', module.params['sysfs_root'])
             elif section == 'alternatives':
                 node['alternatives'] = {'rocm': ns.alternative('/', 'rocm')}
             else:

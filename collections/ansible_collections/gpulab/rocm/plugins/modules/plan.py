@@ -234,13 +234,19 @@ daemon_json_mode:
   - 'Phase containers: The mode daemon.json keeps.'
   returned: for the phase containers
   type: raw
+daemon_reload:
+  description:
+  - 'Phase tuning: Whether systemd reads its units again (the governor unit was written).'
+  returned: for the phase tuning
+  type: raw
 dirs:
   description:
   - 'Phase modules: Modulefile folders to make.'
   - 'Phase containers: Folders of the CDI spec and daemon.json to make.'
   - 'Phase metrics: Folders of the writer''s code, its configuration and node_exporter''s drop-in (the writer makes
     a missing textfile folder itself and never changes the lab''s own).'
-  returned: for the phases modules, containers, metrics
+  - 'Phase tuning: Folders to make first (C(/etc/default/grub.d) where it is missing).'
+  returned: for the phases modules, containers, metrics, tuning
   type: raw
 dkms_remove:
   description:
@@ -272,13 +278,25 @@ files:
   - 'Phase modules: Modulefiles and the default marker to write, path to content.'
   - 'Phase health: The expected values to write (the data file), path to content.'
   - 'Phase metrics: The writer''s configuration, the units and the drop-in, path to content.'
+  - 'Phase tuning: Our drop-ins to write, path to content.'
   - 'Phase slurm: Slurm files to write, path to content.'
-  returned: for the phases access, env, modules, health, metrics, slurm
+  returned: for the phases access, env, modules, health, metrics, tuning, slurm
+  type: raw
+findings:
+  description:
+  - 'Phase tuning: What is not in effect on the running node, one line each (rocm_verify shows them as notices).'
+  returned: for the phase tuning
   type: raw
 folders:
   description:
   - 'Phase health: Root-owned folders of the program to make.'
   returned: for the phase health
+  type: raw
+governor_service:
+  description:
+  - 'Phase tuning: C(started) (the unit is new or not active), C(restarted) (a CPU left performance) or null; the
+    unit is enabled either way.'
+  returned: for the phase tuning
   type: raw
 gpus_after:
   description:
@@ -378,8 +396,9 @@ packages:
 problems:
   description:
   - 'Phase preflight: Why the host is not fit for the release (the gate lists them); empty when it is.'
+  - 'Phase tuning: Settings written and applied in this run that are still not in effect (rocm_verify fails on them).'
   - 'Phase verify: What does not work on the node as planned (the role fails on them).'
-  returned: for the phases preflight, verify
+  returned: for the phases preflight, tuning, verify
   type: raw
 purge_orphans:
   description:
@@ -405,8 +424,10 @@ reason:
 reboot:
   description:
   - 'Phase driver: C(allowed) (whether the role may reboot this host) and C(reason).'
+  - 'Phase tuning: C(needed) (kernel arguments configured that the running kernel lacks), C(allowed), C(through_slurm),
+    C(args) and C(reason).'
   - 'Phase maintenance: Whether the play reboots the node through Slurm (scontrol reboot ASAP) for a driver change.'
-  returned: for the phases driver, maintenance
+  returned: for the phases driver, tuning, maintenance
   type: raw
 reboot_pending:
   description:
@@ -418,7 +439,8 @@ reboot_record:
   description:
   - 'Phase driver: What the role writes to its reboot record once it rebooted or marked the reboot: the driver code
     the reboot is for (a node that comes back without that driver is not rebooted again for it).'
-  returned: for the phase driver
+  - 'Phase tuning: What the role writes to its record once it rebooted or marked the reboot (the arguments).'
+  returned: for the phases driver, tuning
   type: raw
 reconfigure:
   description:
@@ -463,8 +485,9 @@ remove:
     (folders removed only where empty, deepest first).'
   - 'Phase metrics: Removed (state absent): units (stopped and disabled first), files, trees, prune (folders removed
     only where empty) and node_exporter (restart it where it runs: our drop-in is gone).'
+  - 'Phase tuning: Our drop-ins to remove (the GRUB drop-in once the lab''s own files have its arguments).'
   - 'Phase slurm: Slurm files to remove.'
-  returned: for the phases repo, env, modules, containers, health, metrics, slurm
+  returned: for the phases repo, env, modules, containers, health, metrics, tuning, slurm
   type: raw
 repair:
   description:
@@ -501,11 +524,23 @@ set_alternative:
   - 'Phase sdk: The release /opt/rocm is set to after a package change (side by side), or null.'
   returned: for the phase sdk
   type: raw
+settings:
+  description:
+  - 'Phase tuning: Each setting of the profile: C(name), C(wanted), C(running), C(configured) (what the files boot
+    or apply, and C(by): the file), C(state) (V(in_effect), V(lab), V(write), V(apply), V(reboot_pending), V(not_settable),
+    V(overridden)) and C(why).'
+  returned: for the phase tuning
+  type: raw
 signing_keys:
   description:
   - 'Phase repo: The keyrings to pass to M(gpulab.rocm.apt_source) as C(keys): the key URL and trusted fingerprints
     of each one the sources name, and C(state=absent) for one no source uses any more (every one when absent).'
   returned: for the phase repo
+  type: raw
+skip:
+  description:
+  - 'Phase tuning: Why the role does nothing here (V(rocm_tuning_profile) is V(none)), or null.'
+  returned: for the phase tuning
   type: raw
 spec:
   description:
@@ -543,6 +578,11 @@ summary:
   - 'Phase verify: The GPU agents in one list of lines.'
   returned: for the phase verify
   type: raw
+sysctl_apply:
+  description:
+  - 'Phase tuning: Our sysctl file to apply with C(sysctl -p), or null.'
+  returned: for the phase tuning
+  type: raw
 systemd:
   description:
   - 'Phase metrics: Whether systemd runs the host (the timer and node_exporter are started there).'
@@ -557,6 +597,11 @@ unbound:
   description:
   - 'Phase driver: AMD GPUs that amdgpu does not drive (read again after the reboot).'
   returned: for the phase driver
+  type: raw
+update_grub:
+  description:
+  - 'Phase tuning: The update-grub command to run after the GRUB drop-in changed, or null.'
+  returned: for the phase tuning
   type: raw
 wait:
   description:

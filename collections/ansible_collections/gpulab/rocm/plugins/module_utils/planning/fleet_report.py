@@ -268,8 +268,25 @@ def host_record(node, name, expected_gpu_count=-1, expected_rocm_version='', nod
         'gpus': finished,
         'slurm': slurm,
         'health': health,
+        'tuning': tuning_record(node),
         'drift': [],
     }
+
+
+def tuning_record(node):
+    """The host tuning as this run planned it (rocm_tuning's plan, kept in the probe's plans): {'line', 'findings'}
+    - one line of the settings and their states (in effect, set by the lab, pending a reboot, not settable here)
+    and what is not in effect; None where no profile is set or the tuning was not planned in this run (a report
+    run alone plans no tuning). Its findings are notices, not problems of the host (docs/hardware.md)."""
+    plans = node.get('plans') if isinstance(node.get('plans'), Mapping) else {}
+    plan = (plans.get('tuning') or {}).get('plan') if isinstance(plans.get('tuning'), Mapping) else None
+    if not isinstance(plan, Mapping) or plan.get('skip') or not plan.get('settings'):
+        return None
+    words = {'in_effect': 'in effect', 'lab': 'set by the lab', 'write': 'written now', 'apply': 'applied now',
+             'reboot_pending': 'reboot pending', 'not_settable': 'not settable here', 'overridden': 'overridden'}
+    line = '; '.join('%s: %s' % (entry.get('name'), words.get(entry.get('state'), entry.get('state')))
+                     for entry in plan['settings'] if isinstance(entry, Mapping))
+    return {'line': line, 'findings': [str(text) for text in plan.get('findings') or []][:MAX_PROBLEMS]}
 
 
 def health_record(node):
@@ -608,6 +625,10 @@ def valid_record(record, name):
         'verdict': check.text(health.get('verdict'), 'health.verdict', null=False),
         'failing': check.items(health.get('failing'), 'health.failing', MAX_PROBLEMS, check.sentence),
         'error': check.text(health.get('error'), 'health.error', MAX_SENTENCE)}
+    tuning = check.mapping(record.get('tuning'), 'tuning', null=True)
+    entry['tuning'] = None if tuning is None else {
+        'line': check.text(tuning.get('line'), 'tuning.line', MAX_SENTENCE, null=False),
+        'findings': check.items(tuning.get('findings'), 'tuning.findings', MAX_PROBLEMS, check.sentence)}
     entry['drift'] = []
     return entry
 

@@ -83,11 +83,25 @@ def probe_needs(node, wanted, stack, fresh=()):
 
 
 def _reboot_left_to_slurm(node):
-    """Whether the driver plan of this run changes the driver (or found its reboot pending) and left the reboot to
-    Slurm (rocm_driver_reboot_through_slurm)."""
+    """Whether the driver plan of this run changes the driver (or found its reboot pending), or the tuning plan has
+    kernel arguments that wait for a reboot, and left the reboot to Slurm (rocm_driver_reboot_through_slurm,
+    rocm_tuning_reboot_through_slurm)."""
     driver = ((node.get('plans') or {}).get('driver') or {}).get('plan') or {}
+    # The host tuning's kernel arguments (plan_tuning) wait for a reboot the same way.
+    tuning = (((node.get('plans') or {}).get('tuning') or {}).get('plan') or {}).get('reboot') or {}
     return bool((driver.get('install') or driver.get('reboot_pending'))
-                and (driver.get('reboot') or {}).get('through_slurm'))
+                and (driver.get('reboot') or {}).get('through_slurm')) or bool(tuning.get('needed')
+                                                                               and tuning.get('through_slurm'))
+
+
+def _reboot_for(node):
+    """What the reboot through Slurm is for, in words: the driver, the host tuning's kernel arguments, or both."""
+    plans = node.get('plans') or {}
+    tuning = ((plans.get('tuning') or {}).get('plan') or {}).get('reboot') or {}
+    words = ['the driver changed'] if ((plans.get('driver') or {}).get('plan') or {}).get('install') else []
+    if tuning.get('needed') and tuning.get('through_slurm'):
+        words.append('the kernel arguments %s wait for a reboot (rocm_tuning)' % ' '.join(tuning.get('args') or []))
+    return '; '.join(words) or 'the driver changed'
 
 
 def _reboot_yourself(why, name=None, reason=None):
@@ -216,7 +230,7 @@ def _decide(node, wanted, stack):
     if result['reboot']:
         _needs_reboot_program(slurm, name)
         result.change('reboot %s through Slurm (scontrol reboot ASAP nextstate=DOWN)' % name,
-                      'the driver changed; the node comes back DOWN and is resumed after its health check')
+                      '%s; the node comes back DOWN and is resumed after its health check' % _reboot_for(node))
     return result
 
 

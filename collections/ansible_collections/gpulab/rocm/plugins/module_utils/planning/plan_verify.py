@@ -81,6 +81,14 @@ def plan(node, wanted, stack, host=None, previous=None):
     # The driver after its change and reboot: the DKMS build of the installed amdgpu-dkms loaded, not the kernel's
     # own nor another build; a reboot already done for this driver is said (the roles do not do it twice).
     problems += driver_guard.loaded_findings(node, stack)
+    # The host tuning (rocm_tuning's plan of this run, after its apply): a setting not in effect yet is a notice
+    # (a kernel argument waits for its reboot, a VM has no cpufreq); one written and applied in this run that still
+    # is not, or kernel arguments the node came back without after its reboot, is a problem (docs/hardware.md).
+    tuning = (((node.get('plans') or {}).get('tuning') or {}).get('plan') or {})
+    if not tuning.get('skip'):
+        for text in tuning.get('findings') or []:
+            result.warn('tuning: %s' % text)
+        problems += ['tuning: %s' % text for text in tuning.get('problems') or []]
     gpus = [gpu.get('marketing_name') for gpu in rocminfo.get('gpus') or []]
     result.update(
         record=record, problems=problems,

@@ -17,12 +17,13 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.planning import (
     plan_partition, plan_preflight, plan_repo, plan_report, plan_sdk, plan_slurm, plan_slurm_node, plan_validate,
     plan_verify,
 )
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning import plan_tuning
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError
 
 # The registry's list: every phase, in the order of the plan module's documentation.
 PHASE_MODULES = (plan_preflight, plan_repo, plan_driver, plan_sdk, plan_partition, plan_access, plan_env, plan_modules,
-                 plan_containers, plan_health, plan_metrics, plan_verify, plan_report, plan_validate, plan_maintenance,
-                 plan_slurm_node, plan_slurm)
+                 plan_containers, plan_health, plan_metrics, plan_tuning, plan_verify, plan_report, plan_validate,
+                 plan_maintenance, plan_slurm_node, plan_slurm)
 REGISTRY = dict((module.PHASE['name'], module) for module in PHASE_MODULES)
 PHASES = tuple(REGISTRY)
 
