@@ -8,18 +8,21 @@ files) is left alone and said so; otherwise our own drop-ins. Pure.
 
 The settings and where each is documented (the check is the one the source gives):
 
-| setting          | wanted                        | check                                   | source |
-|------------------|-------------------------------|-----------------------------------------|--------|
-| NUMA balancing   | kernel.numa_balancing = 0     | cat /proc/sys/kernel/numa_balancing     | [S1] "Disable NUMA auto-balancing"; [S2] prerequisites |
-| IOMMU            | iommu=pt on the kernel line   | cat /proc/cmdline (dmesg | grep iommu)  | [S1] "GRUB settings" (AMD CPUs: iommu=pt; Intel: intel_iommu=on iommu=pt); [S2] "Configure IOMMU settings" |
-| memlock (RDMA)   | soft and hard memlock unlimited | ulimit -l                             | [S3] (AMD's pages searched give no memlock value) |
-| CPU governor     | performance on every CPU      | cat .../cpufreq/scaling_governor, cpupower frequency-info | [S4] (the governor ABI; AMD's MI300X page gives C-states, not the governor) |
+- NUMA balancing: kernel.numa_balancing = 0; check: cat /proc/sys/kernel/numa_balancing; source: [S1] "Disable NUMA
+  auto-balancing", [S2] prerequisites.
+- IOMMU: iommu=pt on the kernel line; check: cat /proc/cmdline (dmesg | grep iommu); source: [S1] "GRUB settings"
+  (AMD CPUs: iommu=pt; Intel: intel_iommu=on iommu=pt), [S2] "Configure IOMMU settings".
+- memlock (RDMA): soft and hard memlock unlimited; check: ulimit -l; source: [S3] (AMD's pages searched give no
+  memlock value).
+- CPU governor: performance on every CPU; check: cat .../cpufreq/scaling_governor, cpupower frequency-info; source:
+  [S4] (the governor ABI; AMD's MI300X page gives C-states, not the governor).
 
 [S1] https://instinct.docs.amd.com/projects/amdgpu-docs/en/latest/system-optimization/mi300x.html
      (source: ROCm/amdgpu-docs docs/system-optimization/mi300x.rst, commit 41afb32)
 [S2] https://rocm.docs.amd.com/projects/gpu-cluster-networking/en/latest/how-to/single-node-config.html
      (source: ROCm/gpu-cluster-networking docs/how-to/single-node-config.rst, commit 0d26d8c)
-[S3] https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/configuring_infiniband_and_rdma_networks/increasing-the-amount-of-memory-that-users-are-allowed-to-pin-in-the-system_configuring-infiniband-and-rdma-networks
+[S3] https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/9/html/configuring_infiniband_and_rdma_networks/
+     increasing-the-amount-of-memory-that-users-are-allowed-to-pin-in-the-system_configuring-infiniband-and-rdma-networks
 [S4] https://docs.kernel.org/admin-guide/pm/cpufreq.html
 """
 
@@ -159,6 +162,7 @@ def _shell_value(raw, values):
     text = words[0] if words else ''
     if raw.startswith("'"):
         return text
+
     def expand(match):
         name = match.group(1) or match.group(2)
         return values.get(name, '\0')
@@ -211,9 +215,8 @@ def plan(node, wanted, stack, host=None, previous=None):
     Returns the Plan (PHASE['keys']); raises PlanError for bad variables before any change."""
     result = Plan('tuning')
     result.update(skip=None, settings=[], files={}, remove=[], dirs=[], update_grub=None, sysctl_apply=None,
-                  governor_service=None, daemon_reload=False, reboot={'needed': False, 'allowed': False,
-                                                                       'through_slurm': False, 'args': [],
-                                                                       'reason': ''},
+                  governor_service=None, daemon_reload=False,
+                  reboot={'needed': False, 'allowed': False, 'through_slurm': False, 'args': [], 'reason': ''},
                   reboot_record=None, findings=[], problems=[])
     problems = check(wanted)
     if problems:
@@ -444,11 +447,9 @@ def _governor(result, state, in_container, systemd, before):
     running = ', '.join('%s on %d CPU(s)' % item for item in sorted(governors.items())) or None
     unit = (state.get('files') or {}).get(ts.GOVERNOR_UNIT) or {}
     if not cpufreq.get('present') or in_container:
-        _setting(result, name, GOVERNOR, running, None, None, 'not_settable',
-                 'the governor is not settable here: %s' % ('a container reads its host\'s CPUs read-only'
-                                                           if in_container else
-                                                           'no cpufreq under sysfs (a VM or container: the '
-                                                           'hypervisor owns the clocks)'))
+        why = ('a container reads its host\'s CPUs read-only' if in_container
+               else 'no cpufreq under sysfs (a VM or container: the hypervisor owns the clocks)')
+        _setting(result, name, GOVERNOR, running, None, None, 'not_settable', 'the governor is not settable here: %s' % why)
         return
     if GOVERNOR not in (cpufreq.get('available') or [GOVERNOR]):
         _setting(result, name, GOVERNOR, running, None, None, 'not_settable',
