@@ -71,6 +71,14 @@ CASES = [
       "rocm_health_resume_window_hours must be at least 1, got 0",
       "metrics: variables that do not match the role's meta/argument_specs.yml: rocm_metrics_enabled must be a "
       "boolean (true or false), got the string 'no'"]),
+    # Issues 39 and 41's inputs: a kernel log source that is no absolute path, a partition profile for a node with no
+    # AMD GPU, and an extra kernel argument that would land in a GRUB file as shell.
+    ("kernel log source, partition profile and kernel argument",
+     {"rocm_health_kernel_log_source": "kern.log", "rocm_partition_compute": "CPX", "rocm_partition_memory": "NPS4",
+      "rocm_tuning_profile": "instinct", "rocm_tuning_kernel_args_extra": ["iommu=pt;reboot"]}, None, None,
+     [GATE, "rocm_health_kernel_log_source must be auto, journal, kmsg, none or an absolute path, got 'kern.log'",
+      "rocm_partition_compute/rocm_partition_memory are set, but the node has no AMD GPU on the PCI bus",
+      "rocm_tuning_kernel_args_extra holds 'iommu=pt;reboot', not kernel arguments of the form name or name=value"]),
     # Three roles' bad inputs, among them the issue's first example (a shell expansion in rocm_env_rocm_path).
     ("three roles at once",
      {"rocm_env_rocm_path": "/opt/rocm$(id)", "rocm_access_groups": ["gpu users"],
