@@ -575,3 +575,69 @@ def test_the_reboot_step_runs_slurms_reboot_program_only_for_our_drain(host):
         host.run("scontrol update NodeName=%s State=DOWN Reason='gpulab test: reboot stand-in done'" % N2)
         host.run("scontrol update NodeName=%s,%s State=RESUME" % (N1, N2))
     assert wait_until(lambda: N1 not in drained(host) and N2 not in drained(host)), drained(host)
+
+
+# --- a GPU partition profile changed under a running job (issue 41) -------------------------------------------------
+# partition.yml makes n1 an 8x MI300X node in SPX+NPS1 (fixture trees per profile, the fixture amd-smi, a stand-in
+# modprobe and an exporter stand-in that holds a render node); the test variables below are read by n1's host_vars
+# only. slurm.conf keeps the lines of the tests before (the health check, the reboot program).
+FIXTURE_STATE = "/var/lib/gpulab-fixture"
+PARTITION_NODE = dict(HEALTH_ON, rocm_slurm_reboot_program=REBOOT_STANDIN, slurm_partition_sysfs=FIXTURE_STATE + "/sysfs")
+CPX_NPS4 = dict(PARTITION_NODE, slurm_partition_compute="CPX", slurm_partition_memory="NPS4",
+                rocm_maintenance_poll=1, rocm_upgrade_drain_timeout=120)
+
+
+def change_profile():
+    # n1 is the node to change (gpulab_hosts); the controller is in the run (the limit), for upgrade.yml's Slurm play.
+    return runs.playbook("playbooks/upgrade.yml", "slurm_controllers:%s" % N1, tags="partition",
+                         extra_vars=dict(CPX_NPS4, gpulab_hosts=N1))
+
+
+def test_a_partition_change_waits_for_the_job_stops_the_holder_and_slurm_gets_the_64_gpus(host):
+    fixture = runs.playbook("molecule/slurm/partition.yml", N1)
+    assert fixture.rc == 0, fixture
+    # n1 as Slurm knows it before the change: 8 MI300X in SPX (its count rose from the MI250X's 2: its slurmd
+    # restarted before slurmctld, so it is never drained for reporting fewer GPUs than configured).
+    run = runs.playbook("playbooks/slurm.yml", HOSTS, extra_vars=PARTITION_NODE)
+    assert run.rc == 0, run
+    seen = wait_for(host, {N1: ("gpu:mi300x:8", "idle"), N2: ("gpu:rx6900xt:1", "idle")})
+    assert seen[N1] == ("gpu:mi300x:8", "idle"), seen
+    # The job runs until it sees its node drained (at most 60 s), then ends by itself a second later: it is running
+    # when the drain comes, however long the plan pass takes, and the run waits for it.
+    job = host.check_output(
+        "sbatch --parsable -w %s --gres=gpu:mi300x:8 --output=/var/tmp/gpulab-part-%%j.out --wrap 'for i in $(seq 120); "
+        "do scontrol show node %s | grep -q DRAIN && break; sleep 0.5; done; sleep 1; echo finished'" % (N1, N1)
+    ).strip().split(";")[0]
+    assert wait_until(lambda: job_field(host, job, "JobState") == "RUNNING", 20), job_field(host, job, "JobState")
+    run, seen = watching(host, job, change_profile)
+    assert run.rc == 0, run
+    # drained with our reason while the job ran; the job ended by itself before the holder stopped and amd-smi ran
+    assert any((reasons.get(N1) or "").startswith("gpulab: maintenance: upgrade") and state == "RUNNING"
+               for reasons, state in seen), seen
+    assert (job_field(host, job, "JobState"), job_field(host, job, "ExitCode")) == ("COMPLETED", "0:0")
+    ended = int(host.check_output("date -d %s +%%s" % job_field(host, job, "EndTime")))
+    n1 = node(N1)
+    assert n1.file("/var/tmp/gpulab-part-%s.out" % job).content_string == "finished\n"
+    holder = [line.split() for line in n1.file("/var/log/gpulab-fixture-exporter.log").content_string.splitlines()]
+    assert [event for _when, event in holder] == ["start", "stop", "start"], holder
+    assert float(holder[1][0]) >= ended, (holder, ended)
+    assert n1.run("/etc/init.d/amd-metrics-exporter status").rc == 0
+    # SPX+NPS1 -> CPX+NPS4 through CPX+NPS1 (AMD's order), the driver reloaded after the memory partition
+    assert n1.file(FIXTURE_STATE + "/partition").content_string == "CPX NPS4\n"
+    assert n1.file(FIXTURE_STATE + "/sysfs").linked_to == FIXTURE_STATE + "/sysfs-CPX-NPS4"
+    reloads = [line.split(" ", 1)[1] for line in
+               n1.file("/var/log/gpulab-fixture-modprobe.log").content_string.splitlines()]
+    assert reloads == ["modprobe -r amdgpu", "modprobe amdgpu"], reloads
+    assert "8 GPU(s) now, 64 after" in said(run), run
+    # Slurm has the 64 GPUs: gres.conf one line per render node, the node IDLE (never INVALID, no reason), and a job
+    # gets GPUs only the new mode has (9 of them: SPX had 8)
+    assert n1.file("/etc/slurm/gres.conf").content_string.count("File=/dev/dri/renderD") == 64
+    assert wait_for(host, {N1: ("gpu:mi300x:64", "idle"), N2: ("gpu:rx6900xt:1", "idle")}) == {
+        N1: ("gpu:mi300x:64", "idle"), N2: ("gpu:rx6900xt:1", "idle")}
+    assert N1 not in drained(host), drained(host)
+    env = job_env(host, "-w", N1, "--gres=gpu:mi300x:9")
+    assert len(env["ROCR_VISIBLE_DEVICES"].split(",")) == 9, env
+    # The second run changes nothing, and leaves the node IDLE.
+    again = change_profile()
+    assert again.rc == 0 and again.changed(N1) == 0 and again.changed(CTL) == 0, again
+    assert gres_seen(host)[N1] == ("gpu:mi300x:64", "idle")

@@ -176,6 +176,11 @@ amd_exporter_query:
   - 'Phase metrics: Packages to ask apt about (AMD''s amdgpu-exporter, before it is installed).'
   returned: for the phase metrics
   type: raw
+amd_smi:
+  description:
+  - 'Phase partition: The amd-smi that sets the partitions: where the probe found it, else V(amd-smi) on the PATH.'
+  returned: for the phase partition
+  type: raw
 apply:
   description:
   - 'Phase repo: V(present) (install keys, sources, pin), V(absent) (remove them) or V(none).'
@@ -307,6 +312,13 @@ gpus_before:
   description:
   - 'Phase partition: The logical GPUs ROCm shows now (KFD GPU nodes).'
   returned: for the phase partition
+  type: raw
+gres_first:
+  description:
+  - 'Phase maintenance: Whether the node is resumed only after upgrade.yml''s Slurm play gave Slurm its GPUs: its
+    GPU partition profile is declared (rocm_partition), so the run can change the GPUs Slurm knows (then resume
+    is false and that play resumes it).'
+  returned: for the phase maintenance
   type: raw
 holders:
   description:
@@ -542,6 +554,18 @@ skip:
   - 'Phase tuning: Why the role does nothing here (V(rocm_tuning_profile) is V(none)), or null.'
   returned: for the phase tuning
   type: raw
+slurm_node:
+  description:
+  - 'Phase partition: The Slurm node a maintenance run drained for the change (its drain reason then names a step
+    that failed), or null.'
+  returned: for the phase partition
+  type: raw
+slurmd_first:
+  description:
+  - 'Phase slurm: Whether this slurmd restarts before slurmctld: its own GPU count rises (slurmctld ignores a count
+    above the configured one, and drains a node that reports fewer).'
+  returned: for the phase slurm
+  type: raw
 spec:
   description:
   - 'Phase containers: The CDI spec to write, path to content.'
@@ -564,8 +588,8 @@ stats:
   type: raw
 stop:
   description:
-  - 'Phase partition: The systemd units that hold the GPUs and are stopped before the change, started again after
-    it.'
+  - 'Phase partition: The services that hold the GPUs and are stopped before the change, started again after it
+    (those of the node: a unit file or an init script).'
   returned: for the phase partition
   type: raw
 subids:

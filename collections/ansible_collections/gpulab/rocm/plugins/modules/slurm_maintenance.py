@@ -19,7 +19,9 @@ description:
     own; else C(scontrol show node -o), whose reason is read as the last field and never split into fields). A node
     drained or down with a reason that is not ours (not C(gpulab: maintenance:)) is an admin''s (or the health
     check''s): no step drains it again, reboots it or resumes it; the step changes nothing, warns and says why.'
-  - 'O(action=drain) sets the node to DRAIN with O(reason) (it must start with C(gpulab: maintenance:)).'
+  - 'O(action=drain) sets the node to DRAIN with O(reason) (it must start with C(gpulab: maintenance:)); on a node
+    drained for maintenance already, a O(reason) other than the default replaces its reason (a step that failed says
+    so there).'
   - O(action=wait) polls the node's running jobs until none is left, and fails after O(timeout) seconds with a
     message that names the node and the jobs and says what was changed (only the drain). It reads the node again
     at the end and says when someone else drained it meanwhile (the later steps then leave it alone).
@@ -27,7 +29,9 @@ description:
     and returns the boot id it had, only for a node drained by our maintenance; O(action=booted) says whether the
     boot id differs from O(boot_id). slurm.conf needs a C(RebootProgram) (rocm_slurm_reboot_program): the
     maintenance plan refuses the reboot before any change where it has none.'
-  - 'O(action=resume) runs the health check O(health_program) and resumes the node only when the check passes and
+  - 'O(action=resume) waits up to 60 seconds for a node that has not registered with slurmctld (UNKNOWN or not
+    responding, as right after a slurmctld restart: Slurm would refuse the resume and drop the drain), runs the
+    health check O(health_program) and resumes the node only when the check passes and
     the node''s reason starts with C(gpulab: maintenance:); a failing check leaves it drained and fails the host.'
   - In check mode nothing is run but C(squeue) and C(scontrol show node); the result says what would be done.
 options:
@@ -129,6 +133,8 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.parsers.slurm_conf imp
 
 BOOT_ID = '/proc/sys/kernel/random/boot_id'
 CALL_TIMEOUT = 30
+# Seconds a resume waits for a node that has not registered with slurmctld yet (UNKNOWN after its restart).
+RESPOND_WAIT = 60
 
 
 def run(module, argv, seconds=CALL_TIMEOUT):
@@ -195,7 +201,7 @@ def main():
         if pm.taken(entry):
             leave_alone(module, name, entry, 'drain')
         reason = pm.own_reason(entry.get('Reason'))
-        if pm.is_drained(entry) and reason.startswith(pm.MARK):
+        if pm.is_drained(entry) and reason.startswith(pm.MARK) and params['reason'] in (reason, pm.DRAIN_REASON):
             module.exit_json(changed=False, left_alone=False, reason=reason,
                              why='drained for maintenance already (%s)' % reason)
         if not check:
@@ -253,6 +259,17 @@ def main():
     rc, out, err = run(module, [params['health_program']], 120)
     summary = ' '.join((out or err or '').split())[:300] or 'no output'
     entry = show(module, tools, name)
+    waited = 0
+    while not pm.responding(entry) and waited < RESPOND_WAIT:
+        # Right after a slurmctld restart (a GRES change) the node is UNKNOWN until its slurmd registers again.
+        time.sleep(1)
+        waited += 1
+        entry = show(module, tools, name)
+    if not pm.responding(entry):
+        module.fail_json(msg='%s: Slurm shows it %s after %d s: it has not registered with slurmctld, so it is left '
+                         'drained (reason kept). Check slurmd on it (systemctl status slurmd), then resume it: scontrol '
+                         'update nodename=%s state=RESUME' % (name, entry.get('State'), waited, name),
+                         resumed=False, left_alone=False, reason=pm.own_reason(entry.get('Reason')))
     if pm.taken(entry):
         leave_alone(module, name, entry, 'resume', resumed=False)
     resume, why = pm.resume_decision(entry.get('State'), entry.get('Reason'), rc, summary)

@@ -148,6 +148,9 @@ def read_all(run, find, amd_smi_metric=True, warn=None):
             facts.update(present=True, error='%s: the GPU or its driver may be wedged (dmesg shows why); reset the '
                          'GPU or reboot the node, then run again' % exc, error_kind='timeout')
             result[key] = facts
+        if not result[key].get('source'):
+            # Where the tool is, also when its output was not read: what runs it later (amd-smi set) uses this path.
+            result[key]['source'] = find(key.replace('_', '-'))
 
     threads = [threading.Thread(target=one, args=reader) for reader in readers]
     for thread in threads:

@@ -40,6 +40,9 @@ PHASE = {
         'wait': 'Whether upgrade.yml takes this Slurm node through the maintenance: it waits for the jobs of the '
                 'node to end before any role changes it.',
         'resume': 'Whether the node is resumed after its health check passes (never an admin\'s drain).',
+        'gres_first': ('Whether the node is resumed only after upgrade.yml\'s Slurm play gave Slurm its GPUs: its GPU '
+                       'partition profile is declared (rocm_partition), so the run can change the GPUs Slurm knows '
+                       '(then resume is false and that play resumes it).'),
         'reboot': 'Whether the play reboots the node through Slurm (scontrol reboot ASAP) for a driver change.',
         'reason': 'The drain reason (it starts with V(gpulab: maintenance:)).',
         'timeout': 'Seconds to wait for the jobs of the drained node (rocm_maintenance_drain_timeout).',
@@ -69,7 +72,7 @@ def _true(value):
 
 def has_work(plan, wanted):
     """A drain, a wait, a reboot or a resume of its own."""
-    return any(plan.get(key) for key in ('drain', 'wait', 'reboot', 'resume'))
+    return any(plan.get(key) for key in ('drain', 'wait', 'reboot', 'resume', 'gres_first'))
 
 
 def probe_needs(node, wanted, stack, fresh=()):
@@ -104,6 +107,13 @@ def _reboot_for(node):
     return '; '.join(words) or 'the driver changed'
 
 
+def _partition_declared(node):
+    """Whether this run's partition plan has a profile (rocm_partition_compute or _memory): a change, or one that an
+    earlier run left half done, alters the node's GPUs, and Slurm must get the new GRES before the node takes jobs."""
+    wanted = ((((node.get('plans') or {}).get('partition') or {}).get('plan') or {}).get('wanted')) or {}
+    return bool(wanted.get('compute') or wanted.get('memory'))
+
+
 def _reboot_yourself(why, name=None, reason=None):
     """The line that says who reboots a node the play does not reboot, and how."""
     line = ('%s; /run/reboot-required stays marked: reboot it yourself when that is right' % why)
@@ -116,6 +126,20 @@ def plan(node, wanted, stack, host=None, previous=None):
     """The maintenance plan (_decide); on a maintenance run its decision (why) is also a notice, so that the gate
     shows every host's before anything changes."""
     result = _decide(node, wanted, stack)
+    if result['resume'] and _partition_declared(node):
+        if not wanted.get('controllers_in_run', ['?']):
+            raise PlanError('maintenance: %s has a GPU partition profile (rocm_partition), so upgrade.yml gives Slurm '
+                            'its GPUs before it resumes the node, on the Slurm controller; the run\'s --limit leaves '
+                            'the controller out. Add it to the limit (-l "%s,slurm_controllers"). Nothing was '
+                            'changed.' % (result['node'], result['node']))
+        # A resume before slurm.conf and gres.conf follow the GPUs would give jobs GRES the node no longer has (a
+        # render node gone) or hide the new ones; the GPU count Slurm sees changes only where the node is drained.
+        result.update(resume=False, gres_first=True)
+        result['why'] += ('; its GPU partition profile is declared (rocm_partition): upgrade.yml\'s Slurm play gives '
+                          'Slurm its GPUs first, then its health check runs and it is resumed')
+        for change in result['changes']:
+            if change['change'].startswith('resume Slurm node'):
+                change['change'] += ', once Slurm has its GPUs (upgrade.yml\'s Slurm play)'
     if _true(wanted.get('enabled')) and not any(result['why'] in line for line in result['notices']):
         result.warn(result['why'])
     return result
@@ -132,7 +156,7 @@ def _decide(node, wanted, stack):
     nodes of the batch). A controller runs no job: it is not drained."""
     del stack
     result = Plan('maintenance')
-    result.update(node=None, drain=False, wait=False, resume=False, reboot=False,
+    result.update(node=None, drain=False, wait=False, resume=False, gres_first=False, reboot=False,
                   reason=DRAIN_REASON, timeout=0, why='')
     timeout = wanted.get('drain_timeout', 3600)
     if isinstance(timeout, str) and re.fullmatch(r'[0-9]{1,9}', timeout):
@@ -266,6 +290,14 @@ def _needs_reboot_program(slurm, name):
 def is_drained(entry):
     """The node is drained, draining or down (whoever did it)."""
     return bool(flags(entry.get('State')) & DRAINED)
+
+
+def responding(entry):
+    """The node has registered with slurmctld: not UNKNOWN (slurmctld restarted and has not heard from it yet) nor
+    NOT_RESPONDING ('*' in sinfo). Slurm 22.05 refuses a RESUME then ("Invalid node state specified") and has
+    already cleared the drain, so a resume waits for it."""
+    state = entry.get('State') or ''
+    return not (flags(state) & {'UNKNOWN', 'NOT_RESPONDING', 'NO_RESPOND'}) and '*' not in state
 
 
 def taken(entry):

@@ -15,6 +15,7 @@ __metaclass__ = type
 
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import gpu_partitions as gp
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import Plan, PlanError
+from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_maintenance import slurm_node_name
 
 PHASE = {
     'name': 'partition',
@@ -22,16 +23,22 @@ PHASE = {
     'changes_host': True,
     # slurm: whether slurmd runs here (a change there goes through upgrade.yml's drain).
     'sections': ('os', 'gpus', 'tools', 'slurm'),
+    # Plus 'gpu_holders' and 'paths' (the holders' unit files and init scripts) where a profile is set
+    # (plan_partition.probe_needs).
     'keys': {
         'wanted': 'The profile asked for: C(compute) and C(memory), each null where left as it is.',
         'current': 'Per physical GPU: C(bdf), C(model), C(compute), C(memory) as amd-smi reports them now.',
         'gpus_before': 'The logical GPUs ROCm shows now (KFD GPU nodes).',
         'gpus_after': 'The logical GPUs ROCm shows once the profile is applied.',
-        'stop': 'The systemd units that hold the GPUs and are stopped before the change, started again after it.',
+        'stop': ('The services that hold the GPUs and are stopped before the change, started again after it (those '
+                 'of the node: a unit file or an init script).'),
         'memory': 'The memory partition to set (C(amd-smi set --memory-partition)), or null for none.',
         'reload': 'The driver reload the memory partition change needs, one command line per step, in order.',
         'compute': 'The compute partition to set (C(amd-smi set --compute-partition)), or null for none.',
         'order': 'The steps in order, V(memory) and V(compute): memory first where the pair between is supported.',
+        'amd_smi': 'The amd-smi that sets the partitions: where the probe found it, else V(amd-smi) on the PATH.',
+        'slurm_node': ('The Slurm node a maintenance run drained for the change (its drain reason then names a step '
+                       'that failed), or null.'),
         'holders': ('The processes that hold a GPU device open (C(pid), C(comm), C(uid), C(devices)), read for a '
                     'change; once the role stopped its units (C(stopped) in its wanted state) any of them refuses '
                     'the change.'),
@@ -41,6 +48,29 @@ PHASE = {
 # What holds the GPUs and must stop before a partition change (amd-smi refuses a busy GPU: ROCm/gpu-operator#421):
 # AMD's device-metrics-exporter (plan_metrics.AMD_EXPORTER_SERVICE) and our metrics writer's timer and service.
 HOLDERS = ('amd-metrics-exporter.service', 'gpulab-metrics.timer', 'gpulab-metrics.service')
+# Where a node has them: a systemd unit file, or an init script (a node without systemd); only those are stopped.
+UNIT_DIRS = ('/etc/systemd/system', '/run/systemd/system', '/usr/lib/systemd/system', '/lib/systemd/system')
+INIT_DIR = '/etc/init.d'
+
+
+def holder_paths():
+    """{service name: [paths that show the node has it]} (the name as ansible.builtin.service takes it under systemd
+    and sysvinit alike: a .service unit without its suffix)."""
+    paths = {}
+    for unit in HOLDERS:
+        name = unit[:-len('.service')] if unit.endswith('.service') else unit
+        paths[name] = ['%s/%s' % (folder, unit) for folder in UNIT_DIRS] + (
+            ['%s/%s' % (INIT_DIR, name)] if unit.endswith('.service') else [])
+    return paths
+
+
+def holders_present(node):
+    """The holders' service names the node has (a unit file or an init script, a link included: a masked unit)."""
+    described = node.get('paths') or {}
+    return [name for name, paths in holder_paths().items()
+            if any((described.get(path) or {}).get('exists') for path in paths)]
+
+
 # AMD's reload after a memory partition change (amd-smi's own message since the CLI stopped reloading the driver
 # itself, ROCm/rocm-systems#3751; amd-smi 6.3/6.4 reloaded it itself, ROCm/ROCm#4439): harmless to repeat.
 RELOAD = (['modprobe', '-r', 'amdgpu'], ['modprobe', 'amdgpu'])
@@ -80,6 +110,7 @@ def plan(node, wanted, stack, host=None, previous=None):
     result.update(wanted={'compute': compute, 'memory': memory},
                   current=[dict((key, gpu[key]) for key in ('bdf', 'model', 'compute', 'memory')) for gpu in gpus],
                   gpus_before=now, gpus_after=now, stop=[], memory=None, reload=[], compute=None, order=[], skip=None,
+                  slurm_node=None, amd_smi=((node.get('tools') or {}).get('amd_smi') or {}).get('source') or 'amd-smi',
                   holders=list(((node.get('gpu_holders') or {}).get('processes')) or []))
     if not compute and not memory:
         result['skip'] = 'rocm_partition_compute and rocm_partition_memory are empty'
@@ -116,26 +147,31 @@ def plan(node, wanted, stack, host=None, previous=None):
         raise PlanError('rocm_partition: slurmd runs on this node, and a partition change stops every job on its GPUs '
                         'and changes the GPU count Slurm knows (a node whose GRES count changes is marked INVALID). '
                         'Change it through playbooks/upgrade.yml, which drains the node, waits for its jobs, applies '
-                        'and resumes it after its health check (rocm_partition_drained is set there); then run '
-                        'playbooks/slurm.yml for the new GRES (docs/hardware.md)')
+                        'and gives Slurm the new GRES before it resumes the node (rocm_partition_drained is set '
+                        'there; docs/hardware.md)')
+    if slurmd_runs(node):
+        result['slurm_node'] = slurm_node_name(node.get('slurm') or {})
     if result['holders'] and wanted.get('stopped') in (True, 'True', 'true'):
-        raise PlanError('rocm_partition: processes still hold the GPUs after %s stopped: %s. amd-smi cannot change a '
+        stopped = holders_present(node)
+        held = '; '.join('%s (pid %s, uid %s) holds %s'
+                         % (item.get('comm'), item.get('pid'), item.get('uid'), ', '.join(item.get('devices') or []))
+                         for item in result['holders'])
+        raise PlanError('rocm_partition: processes still hold the GPUs after %s: %s. amd-smi cannot change a '
                         'partition while a GPU is open (Device busy). Stop them (a job: drain the node through '
                         'playbooks/upgrade.yml; a service: stop and disable it for the change), then run again'
-                        % (', '.join(HOLDERS), '; '.join('%s (pid %s, uid %s) holds %s'
-                                                         % (item.get('comm'), item.get('pid'), item.get('uid'),
-                                                            ', '.join(item.get('devices') or []))
-                                                         for item in result['holders'])))
+                        % ('%s stopped' % ', '.join(stopped) if stopped else
+                           'the check for %s (none runs here)' % ', '.join(HOLDERS), held))
     elif result['holders']:
         result.warn('%d process(es) hold the GPUs now (%s): what the role does not stop must end before the change'
                     % (len(result['holders']), ', '.join(sorted(set(item.get('comm') or '?'
                                                                     for item in result['holders'])))))
     after = gp.profile_view(node, compute, memory)
-    result.update(gpus_after=after['count'], stop=list(HOLDERS), order=order(gpus, compute, memory))
+    result.update(gpus_after=after['count'], stop=holders_present(node), order=order(gpus, compute, memory))
     before_text = ', '.join(sorted(set(gp.pair_text((gpu['compute'], gpu['memory'])) for gpu in gpus)))
     want_text = gp.pair_text((compute or gpus[0]['compute'], memory or gpus[0]['memory']))
-    result.change('stop %s' % ', '.join(HOLDERS),
-                  'amd-smi refuses a GPU a process holds (Device busy); started again after the change')
+    if result['stop']:
+        result.change('stop %s' % ', '.join(result['stop']),
+                      'amd-smi refuses a GPU a process holds (Device busy); started again after the change')
     for step in result['order']:
         if step == 'memory':
             result.update(memory=memory, reload=[' '.join(argv) for argv in RELOAD])
@@ -169,9 +205,13 @@ def order(gpus, compute, memory):
 
 
 def probe_needs(node, wanted, stack, fresh=()):
-    """The processes holding the GPUs (section gpu_holders: every /proc/<pid>/fd, bounded), read only where a profile
-    is set (a change may follow)."""
+    """The processes holding the GPUs (section gpu_holders: every /proc/<pid>/fd, bounded) and the holders' unit
+    files, read only where a profile is set (a change may follow)."""
     del stack, fresh
-    if not (wanted.get('compute') or wanted.get('memory')) or 'gpu_holders' in (node.get('sections') or []):
+    if not (wanted.get('compute') or wanted.get('memory')):
         return None
-    return {'sections': ['gpu_holders']}
+    sections = [] if 'gpu_holders' in (node.get('sections') or []) else ['gpu_holders']
+    paths = [path for paths in holder_paths().values() for path in paths if path not in (node.get('paths') or {})]
+    if paths:
+        sections.append('paths')
+    return {'sections': sections, 'paths': paths} if sections else None

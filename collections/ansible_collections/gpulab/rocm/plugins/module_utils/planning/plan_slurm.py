@@ -34,6 +34,8 @@ PHASE = {
         'munge_key': 'What to do with the munge key.',
         'reconfigure': 'Whether scontrol reconfigure runs.',
         'restart': 'Daemons to restart.',
+        'slurmd_first': ('Whether this slurmd restarts before slurmctld: its own GPU count rises (slurmctld ignores a '
+                         'count above the configured one, and drains a node that reports fewer).'),
         'start': 'Daemons to start.',
         'dropin': "For slurmd's systemd drop-in that waits for /dev/kfd and the render nodes (it is among C(files)): "
                   'C(folder) (make its folder) and C(reload) (reload systemd), or null when it stays.',
@@ -164,7 +166,8 @@ def plan(node, wanted, stack, host=None, previous=None):
     Returns the Plan with files {path: content}, remove [paths], munge_key (create|install|None), start and restart
     ([services] in the order to act), reconfigure (bool: scontrol reconfigure on the controller afterwards)."""
     result = Plan('slurm')
-    result.update(files={}, remove=[], munge_key=None, start=[], restart=[], reconfigure=False, dropin=None)
+    result.update(files={}, remove=[], munge_key=None, start=[], restart=[], reconfigure=False, dropin=None,
+                  slurmd_first=False)
     problems = check_cluster(wanted)
     if problems:
         raise PlanError('rocm_slurm: %s. Nothing was changed.' % '; '.join(problems))
@@ -331,6 +334,13 @@ def plan(node, wanted, stack, host=None, previous=None):
     # A daemon (re)started here reads everything anew; a slurmd whose slurm.conf changed only in another node's
     # GPUs re-reads it on scontrol reconfigure (once, on the controller, after every restart).
     result['reconfigure'] = reconfigure and 'slurmd' not in result['restart'] + result['start']
+    # The order of the restarts where this node's GPU count changes: Slurm 22.05's gres.c (_node_config_validate)
+    # drains a node that registers fewer GPUs than slurmctld has configured ("gres/gpu count reported lower than
+    # configured") and ignores an excess. A rising count restarts this slurmd first (it registers the new count with
+    # the slurmctld that still has the old one), a falling one after slurmctld (the task order).
+    if 'slurmd' in result['restart'] and conf_path in result['files'] and record.get('name'):
+        result['slurmd_first'] = (sf.gpu_count(result['files'][conf_path], record['name'])
+                                  > sf.gpu_count(current.get('content'), record['name']))
     if result['reconfigure']:
         result.change('scontrol reconfigure (on the controller)', "another node's GPUs changed: this slurmd re-reads "
                       'slurm.conf without a restart')

@@ -245,6 +245,15 @@ def gres_changes(old, new):
     return changed or None
 
 
+def gpu_count(text, name):
+    """How many gpu GRES a slurm.conf text gives node name (the counts of its gpu items: gpu:mi300x:64, gpu:2)."""
+    total = 0
+    for item in _split_gpu_gres(text or '')[1].get(name) or []:
+        count = item.split(':')[-1]
+        total += int(count) if count.isdigit() else 1
+    return total
+
+
 def _split_gpu_gres(text):
     """(the lines of a slurm.conf without the gpu items of their Gres=, {node name: [its gpu items]})."""
     lines, gpus = [], {}

@@ -318,3 +318,34 @@ def test_rocm_slurm_writes_an_owned_reboot_program_line_that_the_maintenance_rea
                                          'slurmd_port': 6818, 'reboot_program': 'reboot now'})
     assert problems == ["rocm_slurm_reboot_program must be an absolute path without spaces, \"#\" or quotes "
                         "(slurm.conf RebootProgram, e.g. /usr/sbin/reboot), or empty for none, got 'reboot now'"]
+
+
+def test_a_node_with_a_partition_profile_is_resumed_only_after_slurm_has_its_gpus():
+    # The partition phase changes the GPUs (8 -> 64): drained and waited for as any change, but the resume waits for
+    # upgrade.yml's Slurm play (gres.conf and Gres= must follow first).
+    changing = {'order': ['partition', 'health'], 'changes': {'partition': ['amd-smi set'], 'health': []}}
+    probe = dict(node(MIXED, changes=changing), plans={'partition': {'plan': {'wanted': {'compute': 'CPX',
+                                                                                           'memory': 'NPS4'}}}})
+    result = plan(probe)
+    assert (result['drain'], result['wait'], result['resume'], result['gres_first']) == (True, True, False, True)
+    assert "upgrade.yml's Slurm play gives Slurm its GPUs first" in result['why'] and pm.has_work(result, WANTED)
+    # A run that stopped half way left our drain: nothing left to change, still the Slurm play first.
+    converged = dict(probe, **{'pass': {'order': ['partition'], 'changes': {'partition': []}}})
+    result = plan(dict(converged, slurm_state={'nodes': parse_scontrol_nodes(OURS), 'error': None}))
+    assert (result['resume'], result['gres_first']) == (False, True)
+    assert result['changes'][0]['change'] == ("resume Slurm node gpu01 after its health check, once Slurm has its "
+                                              "GPUs (upgrade.yml's Slurm play)")
+    # No profile: resumed by the maintenance's own finish, as before.
+    assert plan(node(MIXED, changes=changing))['gres_first'] is False
+    # The Slurm play needs the controller: a --limit without it is refused before any change.
+    with pytest.raises(PlanError, match='the run\'s --limit leaves the controller out') as err:
+        plan(probe, controllers_in_run=[])
+    assert 'Nothing was changed.' in str(err.value)
+    assert plan(probe, controllers_in_run=['ctl'])['gres_first']
+
+
+def test_a_node_that_has_not_registered_since_slurmctld_restarted_is_waited_for():
+    # scontrol show node -o right after a slurmctld restart (Slurm 22.05): UNKNOWN with the drain it saved
+    entry = parse_scontrol_nodes(OURS.replace('State=MIXED+DRAIN', 'State=UNKNOWN+DRAIN+NOT_RESPONDING'))[0]
+    assert not pm.responding(entry) and not pm.responding({'State': 'IDLE+DRAIN*'})
+    assert pm.responding(parse_scontrol_nodes(OURS)[0]) and pm.responding({'State': 'IDLE'})

@@ -68,15 +68,19 @@ def test_the_table_cites_a_source_for_every_row_and_knows_the_mi300x_pairs():
 
 def test_spx_nps1_to_cpx_nps4_goes_through_cpx_nps1(tmp_path):
     node = mi300x_node(tmp_path)
+    # AMD's exporter as a unit file, our metrics timer as a masked unit (a link to /dev/null); no metrics service.
+    node['paths'] = {'/usr/lib/systemd/system/amd-metrics-exporter.service': {'exists': True, 'type': 'file'},
+                     '/etc/systemd/system/gpulab-metrics.timer': {'exists': True, 'type': 'symlink'},
+                     '/etc/systemd/system/gpulab-metrics.service': {'exists': False, 'type': None}}
     result = plan_partition.plan(node, {'compute': 'CPX', 'memory': 'NPS4'}, {})
     assert result['gpus_before'] == 8 and result['gpus_after'] == 64
     assert result['memory'] == 'NPS4' and result['compute'] == 'CPX'
     assert result['reload'] == ['modprobe -r amdgpu', 'modprobe amdgpu']
-    assert result['stop'] == ['amd-metrics-exporter.service', 'gpulab-metrics.timer', 'gpulab-metrics.service']
+    assert result['stop'] == ['amd-metrics-exporter', 'gpulab-metrics.timer']
     # SPX+NPS4 is no MI300X pair (AMD's guide): CPX first (CPX+NPS1 between), then NPS4 and the driver reload.
     assert result['order'] == ['compute', 'memory']
     assert [c['change'] for c in result['changes']] == [
-        'stop amd-metrics-exporter.service, gpulab-metrics.timer, gpulab-metrics.service',
+        'stop amd-metrics-exporter, gpulab-metrics.timer',
         'amd-smi set --gpu all --compute-partition CPX',
         'amd-smi set --memory-partition NPS4, then modprobe -r amdgpu && modprobe amdgpu']
     assert 'SPX+NPS1 -> CPX+NPS4: ROCm shows 8 GPU(s) now, 64 after' in result['notices'][0]
@@ -109,7 +113,7 @@ def test_back_from_cpx_nps4_to_spx_nps1(tmp_path):
     assert result['memory'] == 'NPS1' and result['compute'] == 'SPX'
     # The memory partition first: CPX+NPS1 between; SPX+NPS4 would be refused.
     assert result['order'] == ['memory', 'compute']
-    assert result['changes'][1]['change'] == ('amd-smi set --memory-partition NPS1, then modprobe -r amdgpu && '
+    assert result['changes'][0]['change'] == ('amd-smi set --memory-partition NPS1, then modprobe -r amdgpu && '
                                               'modprobe amdgpu')
     # Only the compute partition: no driver reload.
     only = plan_partition.plan(node, {'compute': 'CPX', 'memory': ''}, {})
@@ -221,9 +225,20 @@ def test_processes_on_the_gpus_are_a_notice_first_and_refuse_the_change_once_the
     with pytest.raises(PlanError) as error:
         plan_partition.plan(node, dict(wanted, stopped=True), {})
     assert 'python3 (pid 4242, uid 1000) holds /dev/kfd' in str(error.value) and 'Device busy' in str(error.value)
-    # The section is read only where a profile is set.
-    assert plan_partition.probe_needs(node, wanted, {}) == {'sections': ['gpu_holders']}
+    # The sections are read only where a profile is set: the processes, and where the holders' units or init scripts
+    # are (a node without systemd: /etc/init.d).
+    needs = plan_partition.probe_needs(node, wanted, {})
+    assert needs['sections'] == ['gpu_holders', 'paths'] and '/etc/init.d/amd-metrics-exporter' in needs['paths']
+    assert '/lib/systemd/system/gpulab-metrics.timer' in needs['paths'] and len(needs['paths']) == 4 + 1 + 4 + 4 + 1
     assert plan_partition.probe_needs(node, {'compute': '', 'memory': ''}, {}) is None
+    node['paths'] = dict((path, {'exists': False}) for path in needs['paths'])
+    node['paths']['/etc/init.d/amd-metrics-exporter'] = {'exists': True, 'type': 'file'}
+    node['sections'] = ['gpu_holders', 'paths']
+    assert plan_partition.probe_needs(node, wanted, {}) is None
+    assert plan_partition.plan(node, wanted, {})['stop'] == ['amd-metrics-exporter']
+    with pytest.raises(PlanError) as error:
+        plan_partition.plan(node, dict(wanted, stopped=True), {})
+    assert 'still hold the GPUs after amd-metrics-exporter stopped' in str(error.value)
 
 
 def test_gpu_holders_reads_the_fd_links_of_proc(tmp_path):

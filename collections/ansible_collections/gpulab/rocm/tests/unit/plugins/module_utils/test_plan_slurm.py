@@ -70,8 +70,16 @@ def test_a_gpu_change_restarts_the_daemons_that_take_it_and_reconfigures_the_oth
     result = cluster(fewer, record(fewer))
     assert sorted(result["files"]) == ["/etc/slurm/gres.conf", "/etc/slurm/slurm.conf"]
     assert "Gres=mps:100,gpu:mi250x:1" in result["files"]["/etc/slurm/slurm.conf"]
-    # Its own node line and gres.conf changed: this slurmd restarts (Slurm takes a new GPU count only at the start).
-    assert result["restart"] == ["slurmd"] and not result["reconfigure"]
+    # Its own node line and gres.conf changed: this slurmd restarts (Slurm takes a new GPU count only at the start),
+    # after slurmctld, since its count falls (2 -> 1: registered first, it would be drained for reporting fewer).
+    assert result["restart"] == ["slurmd"] and not result["reconfigure"] and not result["slurmd_first"]
+    # The way back, 1 -> 2: this slurmd restarts before slurmctld.
+    back = probe(tmp_path, TWO_MI250X, files=dict(files, **{
+        "slurm.conf": result["files"]["/etc/slurm/slurm.conf"], "gres.conf": result["files"]["/etc/slurm/gres.conf"]}))
+    assert cluster(back, record(back))["slurmd_first"]
+    assert slurm_files.gpu_count("NodeName=a,b Gres=mps:100,gpu:mi300x:64\nNodeName=c Gres=gpu:2\n", "b") == 64
+    assert slurm_files.gpu_count("NodeName=c Gres=gpu:2,gpu:x:1\n", "c") == 3
+    assert slurm_files.gpu_count("", "c") == 0
     assert {"change": "write /etc/slurm/slurm.conf", "reason": "the GPUs of gpu01 differ (slurmd restarts: its own "
             "node line changed)"} in result["changes"]
     # The controller of the same cluster restarts slurmctld; another node (gpu02, whose GPUs stay) re-reads
