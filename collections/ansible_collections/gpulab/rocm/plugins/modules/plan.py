@@ -297,6 +297,12 @@ folders:
   - 'Phase health: Root-owned folders of the program to make.'
   returned: for the phase health
   type: raw
+governor_remove:
+  description:
+  - 'Phase tuning: Whether the governor unit is stopped and disabled before its file is removed, and systemd reads
+    its units again after (systemd runs the host).'
+  returned: for the phase tuning
+  type: raw
 governor_service:
   description:
   - 'Phase tuning: C(started) (the unit is new or not active), C(restarted) (a CPU left performance) or null; the
@@ -436,8 +442,9 @@ reason:
 reboot:
   description:
   - 'Phase driver: C(allowed) (whether the role may reboot this host) and C(reason).'
-  - 'Phase tuning: C(needed) (kernel arguments configured that the running kernel lacks), C(allowed), C(through_slurm),
-    C(args) and C(reason).'
+  - 'Phase tuning: C(needed) (kernel arguments configured that the running kernel lacks, or removed from the next
+    boot''s line), C(allowed) (never for a removal), C(through_slurm), C(args), C(reason) and C(mark) (the line
+    for C(/run/reboot-required)).'
   - 'Phase maintenance: Whether the play reboots the node through Slurm (scontrol reboot ASAP) for a driver change.'
   returned: for the phases driver, tuning, maintenance
   type: raw
@@ -497,7 +504,9 @@ remove:
     (folders removed only where empty, deepest first).'
   - 'Phase metrics: Removed (state absent): units (stopped and disabled first), files, trees, prune (folders removed
     only where empty) and node_exporter (restart it where it runs: our drop-in is gone).'
-  - 'Phase tuning: Our drop-ins to remove (the GRUB drop-in once the lab''s own files have its arguments).'
+  - 'Phase tuning: Our files to remove: the GRUB drop-in once the lab''s own files have its arguments; with no profile
+    or state V(absent), every file an earlier run wrote (the drop-ins, the governor unit and its enablement link,
+    the reboot record).'
   - 'Phase slurm: Slurm files to remove.'
   returned: for the phases repo, env, modules, containers, health, metrics, tuning, slurm
   type: raw
@@ -551,7 +560,8 @@ signing_keys:
   type: raw
 skip:
   description:
-  - 'Phase tuning: Why the role does nothing here (V(rocm_tuning_profile) is V(none)), or null.'
+  - 'Phase tuning: Why no profile applies here (V(rocm_tuning_profile) is V(none), or V(rocm_tuning_state) is V(absent)),
+    or null; with our files on the host the plan then lists only their removal.'
   returned: for the phase tuning
   type: raw
 slurm_node:
@@ -624,7 +634,7 @@ unbound:
   type: raw
 update_grub:
   description:
-  - 'Phase tuning: The update-grub command to run after the GRUB drop-in changed, or null.'
+  - 'Phase tuning: The update-grub command to run after the GRUB drop-in changed or was removed, or null.'
   returned: for the phase tuning
   type: raw
 wait:

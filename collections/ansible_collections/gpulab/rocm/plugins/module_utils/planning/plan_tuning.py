@@ -4,7 +4,9 @@
 """What rocm_tuning changes: AMD's host tuning for Instinct nodes as declared state (docs/hardware.md, "Host
 tuning"). Per setting, what the node runs and what its files configure (node_probe section `tuning`,
 host/tuning_state.py) against the profile: a setting the lab has already (running and configured by its own
-files) is left alone and said so; otherwise our own drop-ins. Pure.
+files) is left alone and said so; otherwise our own drop-ins. With no profile (`none`) or the role's state
+`absent` (playbooks/uninstall.yml), what an earlier run wrote goes: our own files, found by name through the
+probe's paths section (an lstat each), never the lab's. Pure.
 
 The settings and where each is documented (the check is the one the source gives):
 
@@ -41,24 +43,30 @@ PHASE = {
     'name': 'tuning',
     'role': 'rocm_tuning',
     'changes_host': True,
-    # Plus section 'tuning' where a profile is set (plan_tuning.probe_needs): other runs read none of it; 'gpus'
-    # for whether the host is a container.
+    # Plus section 'tuning' where a profile is set, else section 'paths' for our own files (plan_tuning.probe_needs):
+    # a run without a profile reads none of the tuning; 'gpus' for whether the host is a container.
     'sections': ('os', 'gpus'),
     'keys': {
-        'skip': 'Why the role does nothing here (V(rocm_tuning_profile) is V(none)), or null.',
+        'skip': 'Why no profile applies here (V(rocm_tuning_profile) is V(none), or V(rocm_tuning_state) is '
+                'V(absent)), or null; with our files on the host the plan then lists only their removal.',
         'settings': 'Each setting of the profile: C(name), C(wanted), C(running), C(configured) (what the files '
                     'boot or apply, and C(by): the file), C(state) (V(in_effect), V(lab), V(write), V(apply), '
                     'V(reboot_pending), V(not_settable), V(overridden)) and C(why).',
         'files': 'Our drop-ins to write, path to content.',
-        'remove': 'Our drop-ins to remove (the GRUB drop-in once the lab\'s own files have its arguments).',
+        'remove': 'Our files to remove: the GRUB drop-in once the lab\'s own files have its arguments; with no '
+                  'profile or state V(absent), every file an earlier run wrote (the drop-ins, the governor unit and '
+                  'its enablement link, the reboot record).',
         'dirs': 'Folders to make first (C(/etc/default/grub.d) where it is missing).',
-        'update_grub': 'The update-grub command to run after the GRUB drop-in changed, or null.',
+        'update_grub': 'The update-grub command to run after the GRUB drop-in changed or was removed, or null.',
         'sysctl_apply': 'Our sysctl file to apply with C(sysctl -p), or null.',
         'governor_service': 'C(started) (the unit is new or not active), C(restarted) (a CPU left performance) or '
                             'null; the unit is enabled either way.',
         'daemon_reload': 'Whether systemd reads its units again (the governor unit was written).',
-        'reboot': 'C(needed) (kernel arguments configured that the running kernel lacks), C(allowed), '
-                  'C(through_slurm), C(args) and C(reason).',
+        'governor_remove': 'Whether the governor unit is stopped and disabled before its file is removed, and '
+                           'systemd reads its units again after (systemd runs the host).',
+        'reboot': 'C(needed) (kernel arguments configured that the running kernel lacks, or removed from the next '
+                  'boot\'s line), C(allowed) (never for a removal), C(through_slurm), C(args), C(reason) and '
+                  'C(mark) (the line for C(/run/reboot-required)).',
         'reboot_record': 'What the role writes to its record once it rebooted or marked the reboot (the arguments).',
         'findings': 'What is not in effect on the running node, one line each (rocm_verify shows them as notices).',
         'problems': 'Settings written and applied in this run that are still not in effect (rocm_verify fails on '
@@ -68,6 +76,7 @@ PHASE = {
 }
 
 PROFILES = ('none', 'instinct')
+STATES = ('present', 'absent')
 GOVERNOR = 'performance'
 HEADER = '# Managed by gpulab.rocm (role rocm_tuning). Local changes are overwritten.\n'
 # A kernel argument: a parameter and an optional value of letters, digits and ._,:/+=- (no quotes, no spaces, no
@@ -90,11 +99,50 @@ UNIT = ('[Unit]\n'
         'WantedBy=multi-user.target\n' % GOVERNOR)
 
 
+# Our own files, in the order they go: what a run without a profile looks for (nothing else of the tuning is read
+# then), and, where the GRUB drop-in is there, what update-grub's rule reads (as section 'tuning' does).
+OWN_PATHS = ts.OWN_FILES + (ts.GOVERNOR_WANTS, ts.REBOOT_RECORD)
+GRUB_PATHS = (ts.BOOT_GRUB,) + ts.UPDATE_GRUB
+# What each of our files did, for the reason of its removal.
+_OWN_WHAT = {
+    ts.GRUB_DROPIN: 'our GRUB drop-in (kernel arguments)',
+    ts.SYSCTL_FILE: 'our sysctl drop-in (kernel.numa_balancing)',
+    ts.LIMITS_FILE: 'our limits drop-in (memlock)',
+    ts.GOVERNOR_UNIT: 'our CPU governor unit',
+    ts.GOVERNOR_WANTS: 'the governor unit\'s enablement link',
+    ts.REBOOT_RECORD: 'our record of a reboot for kernel arguments',
+}
+
+
+def teardown(wanted):
+    """Why no profile applies here (the role then only removes what an earlier run wrote), or None."""
+    if wanted.get('state', 'present') == 'absent':
+        return 'rocm_tuning_state is absent'
+    if wanted.get('profile', 'none') == 'none':
+        return 'rocm_tuning_profile is none'
+    return None
+
+
+def probe_paths():
+    """Our own files: a whole probe describes them (an lstat each), so a host without a profile needs no read of
+    its own to find that none of them is there."""
+    return list(OWN_PATHS)
+
+
 def probe_needs(node, wanted, stack, fresh=()):
-    """Section 'tuning' only where a profile is set."""
-    if wanted.get('profile', 'none') == 'none' or 'tuning' in (node.get('sections') or []) or 'tuning' in fresh:
-        return None
-    return {'sections': ['tuning']}
+    """Section 'tuning' where a profile applies. Without one: only our own files (section 'paths'), plus the paths
+    of update-grub's rule where the GRUB drop-in is there or not described yet; nothing where a whole probe
+    described them and none is there."""
+    if teardown(wanted) is None:
+        if 'tuning' in (node.get('sections') or []) or 'tuning' in fresh:
+            return None
+        return {'sections': ['tuning']}
+    described = node.get('paths') or {}
+    paths = list(OWN_PATHS)
+    if ts.GRUB_DROPIN not in described or (described[ts.GRUB_DROPIN] or {}).get('exists') is not False:
+        paths += GRUB_PATHS
+    missing = [path for path in paths if path not in described]
+    return {'sections': ['paths'], 'paths': missing} if missing else None
 
 
 def has_work(plan, wanted):
@@ -103,8 +151,13 @@ def has_work(plan, wanted):
 
 
 def check(wanted):
-    """Every problem of the variables, each with its fix, before any change."""
+    """Every problem of the variables, each with its fix, before any change. Removed (state absent), only the state
+    matters: nothing of the profile lands in a file."""
     problems = []
+    if wanted.get('state', 'present') not in STATES:
+        return ['rocm_tuning: rocm_tuning_state is %r; use one of %s' % (wanted.get('state'), ', '.join(STATES))]
+    if wanted.get('state', 'present') == 'absent':
+        return []
     if wanted.get('profile') not in PROFILES:
         problems.append('rocm_tuning: rocm_tuning_profile is %r; use one of %s'
                         % (wanted.get('profile'), ', '.join(PROFILES)))
@@ -209,20 +262,24 @@ def memlock_lines(texts, domain):
 # --- the plan ---------------------------------------------------------------------------------------------------
 
 def plan(node, wanted, stack, host=None, previous=None):
-    """wanted: profile (none|instinct), kernel_args_extra [..], memlock_domain ('*' or @group), reboot (bool),
-    reboot_through_slurm (bool). host: connection and controller_machine_id (never rebooting the control node).
+    """wanted: state (present|absent), profile (none|instinct), kernel_args_extra [..], memlock_domain ('*' or
+    @group), reboot (bool), reboot_through_slurm (bool). host: connection and controller_machine_id (never rebooting
+    the control node).
 
     Returns the Plan (PHASE['keys']); raises PlanError for bad variables before any change."""
     result = Plan('tuning')
     result.update(skip=None, settings=[], files={}, remove=[], dirs=[], update_grub=None, sysctl_apply=None,
-                  governor_service=None, daemon_reload=False,
-                  reboot={'needed': False, 'allowed': False, 'through_slurm': False, 'args': [], 'reason': ''},
+                  governor_service=None, daemon_reload=False, governor_remove=False,
+                  reboot={'needed': False, 'allowed': False, 'through_slurm': False, 'args': [], 'reason': '',
+                          'mark': None},
                   reboot_record=None, findings=[], problems=[])
     problems = check(wanted)
     if problems:
         raise PlanError(' '.join(text.rstrip('.') + '.' for text in problems), problems=problems)
-    if wanted.get('profile', 'none') == 'none':
-        result['skip'] = 'rocm_tuning_profile is none'
+    why = teardown(wanted)
+    if why:
+        result['skip'] = why
+        _teardown(result, node, why)
         return result
     state = node.get('tuning') or {}
     in_container = bool((node.get('gpu_pci') or {}).get('in_container'))
@@ -397,7 +454,8 @@ def _reboot(result, node, state, wanted, host, in_container, args, missing, by):
     reason = (decision['reason'].replace('the driver changed', 'the kernel command line changed')
               .replace('rocm_driver_reboot is false', 'rocm_tuning_reboot is false'))
     result['reboot'] = {'needed': True, 'allowed': decision['allowed'], 'through_slurm': decision['through_slurm'],
-                        'args': missing, 'reason': reason}
+                        'args': missing, 'reason': reason,
+                        'mark': '*** System restart required (kernel arguments: %s) ***\n' % ' '.join(missing)}
     # Marked (or rebooted for) in this boot already, by an earlier run: still needed (a maintenance run reboots it
     # through Slurm), no change of this run.
     marked = (record.get('content') == record_text and booted_at and record.get('mtime')
@@ -481,3 +539,73 @@ def _governor(result, state, in_container, systemd, before):
     _setting(result, name, GOVERNOR, running, GOVERNOR, ts.GOVERNOR_UNIT,
              'in_effect' if all_set and not result['governor_service'] else 'write',
              'set by our unit' if all_set and not result['governor_service'] else 'our unit sets it now and at boot')
+
+
+# --- no profile here: what an earlier run wrote goes ------------------------------------------------------------
+
+def _teardown(result, node, why):
+    """Our own files (found by name: the lab's are never ours) are removed, with the governor unit stopped and
+    disabled first where systemd runs, and update-grub where the GRUB drop-in goes and GRUB boots the host. What
+    the running kernel and sessions took from them is not restored: the role does not know what the lab had before,
+    so the notices say what stays until the next boot instead of guessing a value."""
+    paths = node.get('paths') or {}
+    found = []
+    for path in OWN_PATHS:
+        info = paths.get(path) or {}
+        if info.get('error'):
+            raise PlanError('rocm_tuning: the probe could not read %s (%s): whether it is there is not known. '
+                            'Nothing was changed.' % (path, info['error']))
+        if not info.get('exists'):
+            continue
+        if info.get('type') not in ('file', 'symlink'):
+            raise PlanError('rocm_tuning: %s is a %s, not the file the role wrote: root does not remove it. Remove '
+                            'it yourself. Nothing was changed.' % (path, info.get('type')))
+        found.append(path)
+    if not found:
+        return
+    systemd = bool((node.get('os') or {}).get('systemd', True))
+    if ts.GOVERNOR_UNIT in found and systemd:
+        result['governor_remove'] = True
+        result.change('stop and disable %s' % ts.GOVERNOR_UNIT_NAME, '%s: its unit file goes' % why)
+    result['remove'] = found
+    for path in found:
+        result.change('remove %s' % path, '%s: %s, written by an earlier run' % (why, _OWN_WHAT[path]))
+    if ts.GRUB_DROPIN in found:
+        _grub_teardown(result, node, paths, why)
+    if ts.SYSCTL_FILE in found:
+        result.warn('numa_balancing: %s goes, and the running kernel keeps the value it has now (0 where our file '
+                    'applied it) until the next boot, which takes the lab\'s files or the kernel\'s default; the role '
+                    'does not guess what to restore (sysctl -w kernel.numa_balancing=1 turns it back on now)'
+                    % ts.SYSCTL_FILE)
+    if ts.LIMITS_FILE in found:
+        result.warn('memlock: %s goes; sessions and services started before keep their limit, new logins get the '
+                    'lab\'s' % ts.LIMITS_FILE)
+    if ts.GOVERNOR_UNIT in found:
+        result.warn('cpu governor: %s goes; the CPUs keep the governor they run now until the next boot (or until '
+                    'someone sets another), then the cpufreq driver\'s default' % ts.GOVERNOR_UNIT_NAME)
+
+
+def _grub_teardown(result, node, paths, why):
+    """The GRUB drop-in goes: update-grub by the rules of writing it (GRUB boots the host, never a container), and
+    the arguments it added stay on the running kernel until the next boot, so that reboot is marked, never done
+    (a removal is no reason to stop a node's jobs, whatever rocm_tuning_reboot says)."""
+    in_container = bool((node.get('gpu_pci') or {}).get('in_container'))
+    boot_grub = (paths.get(ts.BOOT_GRUB) or {}).get('type') == 'directory'
+    # As section 'tuning' finds it (os.path.isfile): the script, or a link to it.
+    update_grub = next((path for path in ts.UPDATE_GRUB if (paths.get(path) or {}).get('type') in ('file', 'symlink')),
+                       None)
+    if in_container or not boot_grub or not update_grub:
+        why_not = ('the host is a container: it runs its host\'s kernel, whose boot loader is not here'
+                   if in_container else 'the host does not boot through GRUB here (no /boot/grub)'
+                   if not boot_grub else 'update-grub is not installed (grub2-common)')
+        result.warn('kernel command line: %s goes and GRUB\'s configuration is not regenerated here (%s); where '
+                    'this host\'s kernel boots, run update-grub' % (ts.GRUB_DROPIN, why_not))
+        return
+    result['update_grub'] = update_grub
+    result.change('run %s' % update_grub, 'the GRUB drop-in was removed')
+    reason = ('%s: the kernel arguments of %s leave the kernel line at the next boot and the running kernel keeps '
+              'them until then; a removal never reboots the node (whatever rocm_tuning_reboot says): reboot it '
+              'yourself when that is right' % (why, ts.GRUB_DROPIN))
+    result['reboot'] = {'needed': True, 'allowed': False, 'through_slurm': False, 'args': [], 'reason': reason,
+                        'mark': '*** System restart required (kernel arguments removed: %s) ***\n' % ts.GRUB_DROPIN}
+    result.warn('kernel command line: reboot pending: ' + reason)

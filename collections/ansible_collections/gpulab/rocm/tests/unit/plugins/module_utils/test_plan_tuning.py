@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from ansible_collections.gpulab.rocm.plugins.module_utils.host import tuning_state as ts
+from ansible_collections.gpulab.rocm.plugins.module_utils.host import node_state as ns, tuning_state as ts
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning import planner, plan_tuning
 from ansible_collections.gpulab.rocm.plugins.module_utils.planning.plan_common import PlanError, sha1
 
@@ -138,15 +138,15 @@ def plan(node, previous=None, **over):
 
 
 def converge(paths, result):
-    """Apply a plan to the fake root as the role does (files, the sysctl, update-grub's effect on nothing, the
-    governor unit's effect on sysfs), each file root-owned in a real run: here the owner is whoever runs the test,
-    so the probe's description is patched to root's."""
+    """Apply a plan to the fake root as the role does (files written and removed, the reboot record, the sysctl,
+    update-grub's effect on nothing, the governor unit's effect on sysfs), each file root-owned in a real run: here
+    the owner is whoever runs the test, so the probe's description is patched to root's."""
     root, proc, sysfs = paths
     for path, content in result['files'].items():
         write(root, path, content)
     for path in result['remove']:
         os.unlink(os.path.join(root, path.lstrip('/')))
-    if result['reboot']['needed']:
+    if result['reboot']['needed'] and result['reboot_record'] is not None:
         write(root, ts.REBOOT_RECORD, result['reboot_record'])
     if result['sysctl_apply']:
         write(proc, '/sys/kernel/numa_balancing', '0\n')
@@ -170,11 +170,42 @@ def names(result):
     return dict((entry['name'], entry) for entry in result['settings'])
 
 
+def bare_node(paths, container=False, systemd=True, **over):
+    """The node a run without a profile plans from: no section 'tuning', only what probe_needs asks of section
+    'paths' (each path described by the probe's own reader, under the fake root), as the action does."""
+    root = paths[0]
+    node = {'os': {'euid': 0, 'systemd': systemd, 'machine_id': 'a' * 32}, 'gpu_pci': {'in_container': container},
+            'sections': ['os', 'gpus']}
+    needs = planner.probe_needs('tuning', node, dict(WANTED, **over), STACK)
+    if needs:
+        assert needs['sections'] == ['paths']
+        node['paths'] = dict((path, ns.describe_file(os.path.join(root, path.lstrip('/')), with_content=False))
+                             for path in needs['paths'])
+        node['sections'].append('paths')
+    return node
+
+
+def earlier_run(tmp_path, **host_args):
+    """A host an earlier run with the profile converged: every file of ours there, the reboot marked."""
+    paths = host(tmp_path, **host_args)
+    converge(paths, plan(node_of(paths)))
+    return paths
+
+
 def test_none_is_the_default_and_reads_nothing():
     node = {'os': {'euid': 0}, 'sections': ['os', 'gpus']}
-    assert plan_tuning.probe_needs(node, {'profile': 'none'}, STACK) is None
-    result = plan(node, profile='none')
+    # Alone (no whole probe before): only our own files, by name, and update-grub's rule; never section 'tuning'.
+    needs = plan_tuning.probe_needs(node, {'profile': 'none'}, STACK)
+    assert needs == {'sections': ['paths'], 'paths': list(plan_tuning.OWN_PATHS + plan_tuning.GRUB_PATHS)}
+    # After a whole probe (planner.probe_paths describes our files): none there, nothing more to read.
+    described = dict((path, {'exists': False, 'type': None}) for path in planner.probe_paths())
+    assert set(plan_tuning.OWN_PATHS) <= set(described)
+    whole = dict(node, paths=described, sections=['os', 'gpus', 'paths'])
+    assert plan_tuning.probe_needs(whole, {'profile': 'none'}, STACK) is None
+    result = plan(whole, profile='none')
     assert result['skip'] == 'rocm_tuning_profile is none' and not result['changes'] and not result['files']
+    assert result['remove'] == [] and result['notices'] == [] and not result['reboot']['needed']
+    assert not planner.has_work('tuning', result, dict(WANTED, profile='none'))
     assert plan_tuning.probe_needs(node, WANTED, STACK) == {'sections': ['tuning']}
 
 
@@ -206,6 +237,7 @@ def test_debian12_bare_metal_fresh_plans_every_drop_in(tmp_path):
     assert result['daemon_reload'] is True
     assert result['reboot']['needed'] and result['reboot']['args'] == ['iommu=pt']
     assert not result['reboot']['allowed'] and 'rocm_driver_reboot' not in result['reboot']['reason']
+    assert result['reboot']['mark'] == '*** System restart required (kernel arguments: iommu=pt) ***\n'
     assert settings['kernel command line']['state'] == 'reboot_pending'
     assert 'wanted iommu=pt, the running node has none: reboot pending' in ' '.join(result['findings'])
     assert settings['numa_balancing']['state'] == 'apply'
@@ -427,6 +459,154 @@ def test_the_fleet_record_has_a_tuning_line(tmp_path):
     assert fleet_report.host_record(probe(CONVERGED), 'n1')['tuning'] is None
     with pytest.raises(fleet_report.InvalidRecord):
         fleet_report.valid_record(dict(record, tuning={'line': 7, 'findings': []}), 'n1')
+
+
+# --- no profile (none) or state absent: what an earlier run wrote goes ---------------------------------------------
+
+OURS = [ts.GRUB_DROPIN, ts.SYSCTL_FILE, ts.LIMITS_FILE, ts.GOVERNOR_UNIT, ts.GOVERNOR_WANTS, ts.REBOOT_RECORD]
+
+
+def test_none_removes_what_an_earlier_run_wrote_and_plans_nothing_else(tmp_path):
+    paths = earlier_run(tmp_path)
+    assert all(os.path.lexists(os.path.join(paths[0], path.lstrip('/'))) for path in OURS)
+    result = plan(bare_node(paths, profile='none'), profile='none')
+    assert result['skip'] == 'rocm_tuning_profile is none' and result['remove'] == OURS
+    assert result['files'] == {} and result['dirs'] == [] and result['sysctl_apply'] is None
+    assert result['governor_service'] is None and result['daemon_reload'] is False
+    assert result['settings'] == [] and result['findings'] == [] and result['problems'] == []
+    # The unit is stopped and disabled before its file goes; update-grub where GRUB boots the host.
+    assert result['governor_remove'] is True and result['update_grub'] == '/usr/sbin/update-grub'
+    assert [c['change'] for c in result['changes']] == (
+        ['stop and disable gpulab-cpu-governor.service'] + ['remove %s' % path for path in OURS]
+        + ['run /usr/sbin/update-grub'])
+    assert all(c['reason'].startswith('rocm_tuning_profile is none') for c in result['changes'][:-1])
+    # The removed kernel argument: a reboot pending, marked and never done (whatever rocm_tuning_reboot says).
+    reboot = result['reboot']
+    assert reboot['needed'] and not reboot['allowed'] and not reboot['through_slurm']
+    assert reboot['mark'] == '*** System restart required (kernel arguments removed: %s) ***\n' % ts.GRUB_DROPIN
+    assert plan(bare_node(paths, profile='none'), profile='none', reboot=True)['reboot']['allowed'] is False
+    assert plan(bare_node(paths, profile='none'), profile='none', reboot=True,
+                reboot_through_slurm=True)['reboot']['through_slurm'] is False
+    # What the running kernel took stays until the next boot: said, not guessed at.
+    notices = ' '.join(result['notices'])
+    assert 'reboot pending' in notices and 'keeps the value it has now' in notices
+    assert 'does not guess what to restore' in notices and 'new logins get the lab' in notices
+    assert 'the CPUs keep the governor they run now until the next boot' in notices
+    # Applied: nothing of ours is left, the lab's files are, and the next plan lists nothing (changed=0).
+    converge(paths, result)
+    assert not any(os.path.lexists(os.path.join(paths[0], path.lstrip('/'))) for path in OURS)
+    assert os.path.isfile(os.path.join(paths[0], 'etc/default/grub'))
+    again = plan(bare_node(paths, profile='none'), profile='none')
+    assert again['changes'] == [] and again['remove'] == [] and not again['reboot']['needed']
+    assert again['notices'] == [] and not planner.has_work('tuning', again, dict(WANTED, profile='none'))
+    # A later run after a whole probe reads nothing more: the drop-in is gone, update-grub's rule is not asked.
+    gone = dict((path, {'exists': False, 'type': None}) for path in planner.probe_paths())
+    assert plan_tuning.probe_needs({'paths': gone}, {'profile': 'none'}, STACK) is None
+
+
+def test_the_labs_files_stay(tmp_path):
+    """Only our names are looked at: the lab's own tuning (the same settings in its own files) is never removed, and
+    our sysctl drop-in alone goes without update-grub or a reboot."""
+    paths = host(tmp_path, numa='0')
+    root = paths[0]
+    lab = {'/etc/sysctl.d/10-lab-numa.conf': 'kernel.numa_balancing=0\n',
+           '/etc/security/limits.d/90-rdma.conf': '* soft memlock unlimited\n* hard memlock unlimited\n',
+           '/etc/default/grub.d/90-lab.cfg': 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX iommu=pt"\n',
+           '/etc/systemd/system/lab-cpupower.service': '[Service]\nType=oneshot\n'}
+    for path, text in lab.items():
+        write(root, path, text)
+    write(root, ts.SYSCTL_FILE, plan_tuning.HEADER + 'kernel.numa_balancing = 0\n')
+    result = plan(bare_node(paths, profile='none'), profile='none')
+    assert result['remove'] == [ts.SYSCTL_FILE] and [c['change'] for c in result['changes']] == [
+        'remove %s' % ts.SYSCTL_FILE]
+    assert result['update_grub'] is None and not result['reboot']['needed'] and result['governor_remove'] is False
+    converge(paths, result)
+    for path, text in lab.items():
+        with open(os.path.join(root, path.lstrip('/'))) as handle:
+            assert handle.read() == text
+
+
+def test_absent_removes_them_whatever_the_profile_says(tmp_path):
+    """playbooks/uninstall.yml: rocm_tuning_state absent, with the profile still instinct in the inventory (or one
+    that is not even valid): the same removal, no setting planned."""
+    paths = earlier_run(tmp_path)
+    for profile in ('instinct', 'mi300x'):
+        result = plan(bare_node(paths, state='absent', profile=profile), state='absent', profile=profile,
+                      kernel_args_extra=['$(id)'])
+        assert result['skip'] == 'rocm_tuning_state is absent' and result['remove'] == OURS
+        assert result['files'] == {} and result['settings'] == [] and result['update_grub'] == '/usr/sbin/update-grub'
+        assert all(c['reason'].startswith('rocm_tuning_state is absent') for c in result['changes'][:-1])
+    assert plan_tuning.probe_needs({'sections': ['os', 'gpus']}, dict(WANTED, state='absent'), STACK)['sections'] == \
+        ['paths']
+    with pytest.raises(PlanError) as error:
+        plan({'os': {'euid': 0}}, state='gone')
+    assert "rocm_tuning_state is 'gone'; use one of present, absent" in str(error.value)
+
+
+@pytest.mark.parametrize('host_args, node_args, words', [
+    # A container, even one whose image has /boot/grub and update-grub (built from a GRUB host's).
+    ({}, {'container': True}, 'the host is a container'),
+    ({'boot_grub': False}, {}, 'no /boot/grub'),
+])
+def test_the_grub_drop_in_goes_without_update_grub_where_grub_does_not_boot(tmp_path, host_args, node_args, words):
+    """A container (or a host GRUB does not boot) with our drop-in: it goes, GRUB is not regenerated here and no
+    reboot is marked (the kernel is not booted from this root); without systemd the governor unit and its link are
+    removed as files, nothing is stopped."""
+    paths = host(tmp_path, **host_args)
+    root = paths[0]
+    write(root, ts.GRUB_DROPIN, plan_tuning.HEADER + 'GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT} '
+                                                     'iommu=pt"\n')
+    write(root, ts.GOVERNOR_UNIT, plan_tuning.UNIT)
+    os.makedirs(os.path.join(root, 'etc/systemd/system/multi-user.target.wants'))
+    os.symlink(ts.GOVERNOR_UNIT, os.path.join(root, ts.GOVERNOR_WANTS.lstrip('/')))
+    result = plan(bare_node(paths, systemd=False, profile='none', **node_args), profile='none')
+    assert result['remove'] == [ts.GRUB_DROPIN, ts.GOVERNOR_UNIT, ts.GOVERNOR_WANTS]
+    assert result['update_grub'] is None and not result['reboot']['needed'] and result['governor_remove'] is False
+    assert any(words in text and 'not regenerated here' in text for text in result['notices'])
+    converge(paths, result)
+    assert plan(bare_node(paths, systemd=False, profile='none', **node_args), profile='none')['changes'] == []
+
+
+def test_a_folder_at_one_of_our_names_is_refused(tmp_path):
+    paths = host(tmp_path)
+    os.makedirs(os.path.join(paths[0], ts.LIMITS_FILE.lstrip('/')))
+    with pytest.raises(PlanError) as error:
+        plan(bare_node(paths, profile='none'), profile='none')
+    assert '%s is a directory, not the file the role wrote' % ts.LIMITS_FILE in str(error.value)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="system_files removes root-owned files: run as root")
+def test_check_mode_and_diff_of_the_removal_through_system_files(tmp_path):
+    """The role's one system_files call with the plan's remove list: check mode shows each removal as a diff and
+    leaves every file; the real run removes them (the enablement link as a link, never what it points to)."""
+    from ansible_collections.gpulab.rocm.plugins.modules import system_files
+    from ansible_collections.gpulab.rocm.tests.unit.gpu_facts_helpers import run_main
+    paths = earlier_run(tmp_path)
+    root = paths[0]
+    node = bare_node(paths, profile='none')
+    result = plan(node, profile='none')
+    checked = planner.plan('tuning', node, dict(WANTED, profile='none'), STACK,
+                           {'connection': 'ssh', 'controller_machine_id': 'b' * 32, 'check_mode': True})
+    assert checked == result
+
+    def under(path):
+        return os.path.join(root, path.lstrip('/'))
+    # The link's target, laid out under the fake root too: removing the link must leave it.
+    target = write(root, '/srv/lab/some.service', 'not ours to remove\n')
+    os.unlink(under(ts.GOVERNOR_WANTS))
+    os.symlink(target, under(ts.GOVERNOR_WANTS))
+    args = {'dirs': [], 'files': {}, 'remove': [under(path) for path in result['remove']]}
+    dry = run_main(system_files.main, args, check_mode=True, diff=True)
+    assert not dry['failed'] and dry['changed'], dry
+    assert all(os.path.lexists(under(path)) for path in result['remove'])
+    shown = dict((entry['before_header'], entry) for entry in dry['diff'])
+    assert shown[under(ts.SYSCTL_FILE)]['after_header'] == '(removed)'
+    assert 'kernel.numa_balancing = 0' in shown[under(ts.SYSCTL_FILE)]['before']
+    done = run_main(system_files.main, args, diff=True)
+    assert not done['failed'] and done['changed'], done
+    assert not any(os.path.lexists(under(path)) for path in result['remove']) and os.path.isfile(target)
+    assert plan(bare_node(paths, profile='none'), profile='none')['changes'] == []
+    assert run_main(system_files.main, args)['changed'] is False
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="system_files writes root-owned files: run as root")
