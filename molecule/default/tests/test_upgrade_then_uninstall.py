@@ -41,11 +41,15 @@ def test_a_failed_batch_stops_the_roll(host):
 
 def test_uninstall_over_ssh_removes_the_stack_and_a_second_run_changes_nothing():
     host = testinfra.get_host("docker://molecule-rocm-trixie")
+    tuning = ["/etc/sysctl.d/60-gpulab-rocm-tuning.conf", "/etc/security/limits.d/60-gpulab-rocm-memlock.conf"]
+    # the host tuning's drop-ins the converge wrote (rocm_tuning_profile instinct in its host_vars: test_tuning.py)
+    assert all(host.file(path).exists for path in tuning)
     run = runs.playbook("playbooks/uninstall.yml", "molecule-rocm-trixie")
     assert run.rc == 0 and run.changed("molecule-rocm-trixie") > 0, run
     again = runs.playbook("playbooks/uninstall.yml", "molecule-rocm-trixie")
     assert again.rc == 0 and again.changed("molecule-rocm-trixie") == 0, again
     assert not host.file("/etc/apt/sources.list.d/amdrocm-stable.sources").exists
+    assert not any(host.file(path).exists for path in tuning)
     assert not [line for line in host.check_output("dpkg-query -W -f '${Package}\\n'").split() if "amdrocm" in line]
     for user in ("alice", "bob"):
         # The block is gone, the user's own lines stay.
