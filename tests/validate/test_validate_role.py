@@ -9,10 +9,12 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 PLAYBOOK = REPO / "playbooks" / "validate.yml"
@@ -40,89 +42,161 @@ def playbook(tmp_path, *extra, check=False):
     return proc, proc.stdout + proc.stderr
 
 
-def recap(output):
-    match = re.search(r"localhost\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", output)
+def recap(output, host="localhost"):
+    match = re.search(r"^%s\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)" % re.escape(host),
+                      output, re.M)
     assert match, output
-    return {"ok": int(match[1]), "changed": int(match[2]), "failed": int(match[3])}
+    return {"ok": int(match[1]), "changed": int(match[2]), "unreachable": int(match[3]), "failed": int(match[4])}
 
 
-def test_real_h200_report_passes(tmp_path):
-    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % H200)
-    assert proc.returncode == 0, out
-    assert recap(out)["failed"] == 0
-    assert "model: NVIDIA H200" in out and "gemm_bf16_tflops_median: 664.155" in out
-    # evaluating a given report touches nothing on the host
-    assert not list((tmp_path / "remote").iterdir()) and not (tmp_path / "reports").exists()
+RESULT_LINE = re.compile(r"^(ok|changed|fatal|failed|skipping): \[([^\]]+)\](: FAILED!)?( =>)?\s*$")
 
 
-def test_canned_slow_rx6900xt_fails_naming_the_figure(tmp_path):
-    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % RX6900XT)
-    assert proc.returncode == 2, out
-    assert recap(out)["failed"] == 1
-    assert "localhost failed GPU validation, 1 figure(s) under threshold" in out
-    assert "resnet50_images_per_s = 290.4 is under its threshold 312" in out
-    assert "bert_samples_per_s" not in out.split("failed GPU validation")[1]
+def results_by_host(stdout):
+    """{host: {task name: result}} as the default callback prints them (ansible.cfg: callback_result_format = yaml):
+    each result's indented YAML block read back, with its status; loop items are left out."""
+    found, task, lines = {}, None, stdout.splitlines()
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        banner = re.match(r"^TASK \[(.*)\] \*+$", line)
+        if banner:
+            task = banner[1]
+            continue
+        match = RESULT_LINE.match(line)
+        if not match:
+            continue
+        block = []
+        # the indented block, blank lines in a block scalar (pip's message) included
+        while index < len(lines) and (lines[index].startswith(" ") or not lines[index]):
+            block.append(lines[index])
+            index += 1
+        result = (yaml.safe_load(textwrap.dedent("\n".join(block))) if match[4] and block else None) or {}
+        found.setdefault(match[2], {})[task] = dict(result, status=match[1])
+    return found
 
 
-def test_every_failing_figure_is_listed(tmp_path):
-    """Thresholds over every figure of the real H200 report, given as extra vars: all of them are named."""
+def hosts_playbook(tmp_path, hosts, *extra, check=False):
+    """The role over an inventory of local hosts in one ansible-playbook run, each host with its own settings (host
+    variables) and its own folders: tmp_path/HOST/remote (the shared folder its runs make theirs in, which must be
+    empty again afterwards) and tmp_path/HOST/reports. Returns the process, its output and, per host, its recap and
+    its results by task name."""
+    inventory = {}
+    for host, settings in hosts.items():
+        (tmp_path / host / "remote").mkdir(parents=True, exist_ok=True)
+        inventory[host] = dict(settings, rocm_validate_fetch_dest=str(tmp_path / host / "reports"),
+                               rocm_validate_remote_dir=str(tmp_path / host / "remote"))
+    (tmp_path / "hosts.json").write_text(json.dumps({"all": {"hosts": inventory, "vars": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}))
+    # results_by_host reads the default callback's YAML results (ansible.cfg's choice), whatever the environment says
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"),
+               ANSIBLE_STDOUT_CALLBACK="default", ANSIBLE_CALLBACK_RESULT_FORMAT="yaml")
+    args = [str(ANSIBLE_PLAYBOOK), "-i", str(tmp_path / "hosts.json"), str(PLAYBOOK), "-e", "rocm_validate_hosts=all",
+            *extra]
+    if check:
+        args += ["--check", "--diff"]
+    proc = subprocess.run(args, cwd=str(REPO), env=env, capture_output=True, text=True, timeout=600, check=False)
+    out = proc.stdout + proc.stderr
+    results = results_by_host(proc.stdout)
+    return proc, out, dict((host, {"recap": recap(out, host), "tasks": results.get(host, {})}) for host in hosts)
+
+
+def failure(host):
+    """The message of the task that failed the host (its only one: a failed host runs no further task)."""
+    failed = [result for result in host["tasks"].values() if result["status"] in ("fatal", "failed")]
+    assert len(failed) == 1 and host["recap"]["failed"] == 1, host
+    return failed[0]["msg"]
+
+
+SHOW = "rocm_validate : Show the figures"
+WARN = "rocm_validate : Warn about figures under threshold"
+BAD_SETTINGS = [
+    ({"rocm_validate_report_src": "/nonexistent/report.json"}, "must be an existing"),
+    ({"rocm_validate_unknown_model": "ignore"}, "rocm_validate_unknown_model"),
+    # Refused by the role's schema (meta/input_constraints.yml) before its plan reads it.
+    ({"rocm_validate_thresholds": {"NVIDIA H200": [600]}},
+     "rocm_validate_thresholds['NVIDIA H200'] must be a mapping (dict), got a list"),
+    ({"rocm_validate_gemm_enabled": False, "rocm_validate_bandwidth_enabled": False,
+      "rocm_validate_resnet50_enabled": False, "rocm_validate_bert_enabled": False}, "enable at least one benchmark"),
+]
+
+
+@pytest.fixture(scope="module")
+def evaluations(tmp_path_factory):
+    """The evaluation of given reports and the refusal of bad settings: one run over one local host per case (each
+    a run of its own before, about 2 s each), every host's outcome its own (its recap, results and folders)."""
+    tmp_path = tmp_path_factory.mktemp("evaluate")
     figures = json.loads(H200.read_text())["figures"]
-    thresholds = {"NVIDIA H200": {name: value * 10 for name, value in figures.items()}}
-    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % H200,
-                         "-e", json.dumps({"rocm_validate_thresholds": thresholds}))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema_version": 1, "figures": {}}))
+    hosts = {
+        "h200": {"rocm_validate_report_src": str(H200)},
+        "rx6900xt": {"rocm_validate_report_src": str(RX6900XT)},
+        # Thresholds over every figure of the real H200 report: all of them are named.
+        "every-figure": {"rocm_validate_report_src": str(H200), "rocm_validate_thresholds": {
+            "NVIDIA H200": dict((name, value * 10) for name, value in figures.items())}},
+        "warn-only": {"rocm_validate_report_src": str(RX6900XT), "rocm_validate_fail_on_threshold": False},
+        "unknown-report": {"rocm_validate_report_src": str(CPU_TINY)},
+        "unknown-fail": {"rocm_validate_report_src": str(CPU_TINY), "rocm_validate_unknown_model": "fail"},
+        "bad-report": {"rocm_validate_report_src": str(bad)},
+    }
+    hosts.update(("bad-settings-%d" % index, settings) for index, (settings, _message) in enumerate(BAD_SETTINGS))
+    proc, out, found = hosts_playbook(tmp_path, hosts)
+    # Some hosts fail (rc 2); any other status is an error of the run itself.
     assert proc.returncode == 2, out
-    message = out.split("failed GPU validation, ", 1)[1]
+    return {"path": tmp_path, "figures": figures, "hosts": found}
+
+
+def test_real_h200_report_passes(evaluations):
+    host = evaluations["hosts"]["h200"]
+    assert host["recap"]["failed"] == 0 and host["recap"]["unreachable"] == 0, host
+    shown = host["tasks"][SHOW]["msg"]
+    assert shown["model"] == "NVIDIA H200" and shown["figures"]["gemm_bf16_tflops_median"] == 664.155
+    # evaluating a given report touches nothing on the host
+    folder = evaluations["path"] / "h200"
+    assert not list((folder / "remote").iterdir()) and not (folder / "reports").exists()
+
+
+def test_canned_slow_rx6900xt_fails_naming_the_figure(evaluations):
+    message = failure(evaluations["hosts"]["rx6900xt"])
+    assert message.startswith("rx6900xt failed GPU validation, 1 figure(s) under threshold")
+    assert "resnet50_images_per_s = 290.4 is under its threshold 312" in message
+    assert "bert_samples_per_s" not in message.split("failed GPU validation")[1]
+
+
+def test_every_failing_figure_is_listed(evaluations):
+    """Thresholds over every figure of the real H200 report, given as the host's variables: all of them are named."""
+    figures = evaluations["figures"]
+    message = failure(evaluations["hosts"]["every-figure"]).split("failed GPU validation, ", 1)[1]
     assert message.startswith("%d figure(s) under threshold" % len(figures))
     for name in figures:
         assert name + " = " in message, name
 
 
-def test_warn_only_does_not_fail(tmp_path):
-    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % RX6900XT,
-                         "-e", '{"rocm_validate_fail_on_threshold": false}')
-    assert proc.returncode == 0, out
-    assert "resnet50_images_per_s = 290.4 is under its threshold 312" in out
+def test_warn_only_does_not_fail(evaluations):
+    host = evaluations["hosts"]["warn-only"]
+    assert host["recap"]["failed"] == 0 and host["recap"]["unreachable"] == 0, host
+    assert host["tasks"][WARN]["msg"] == ["AMD Radeon RX 6900 XT: resnet50_images_per_s = 290.4 is under its "
+                                          "threshold 312"]
 
 
-def test_unknown_model_reports_only_or_fails_by_policy(tmp_path):
-    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % CPU_TINY)
-    assert proc.returncode == 0, out
-    assert "none for this model: report only" in out
-    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % CPU_TINY,
-                         "-e", "rocm_validate_unknown_model=fail")
-    assert proc.returncode == 2, out
-    assert "no thresholds for GPU model 'cpu'" in out
+def test_unknown_model_reports_only_or_fails_by_policy(evaluations):
+    host = evaluations["hosts"]["unknown-report"]
+    assert host["recap"]["failed"] == 0 and host["recap"]["unreachable"] == 0, host
+    assert host["tasks"][SHOW]["msg"]["thresholds"] == "none for this model: report only"
+    assert "no thresholds for GPU model 'cpu'" in failure(evaluations["hosts"]["unknown-fail"])
 
 
-def test_check_mode_still_evaluates_a_given_report(tmp_path):
-    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % RX6900XT, check=True)
-    assert proc.returncode == 2, out
-    assert "resnet50_images_per_s = 290.4" in out
+@pytest.mark.parametrize("index, message", [(index, message) for index, (_settings, message) in enumerate(BAD_SETTINGS)])
+def test_bad_settings_fail_before_anything_runs(evaluations, index, message):
+    assert message in failure(evaluations["hosts"]["bad-settings-%d" % index])
+    assert not list((evaluations["path"] / ("bad-settings-%d" % index) / "remote").iterdir())
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["-e", "rocm_validate_report_src=/nonexistent/report.json"], "must be an existing"),
-    (["-e", "rocm_validate_unknown_model=ignore"], "rocm_validate_unknown_model"),
-    # Refused by the role's schema (meta/input_constraints.yml) before its plan reads it.
-    (["-e", '{"rocm_validate_thresholds": {"NVIDIA H200": [600]}}'],
-     "rocm_validate_thresholds['NVIDIA H200'] must be a mapping (dict), got a list"),
-    (["-e", '{"rocm_validate_gemm_enabled": false, "rocm_validate_bandwidth_enabled": false, '
-            '"rocm_validate_resnet50_enabled": false, "rocm_validate_bert_enabled": false}'],
-     "enable at least one benchmark"),
-])
-def test_bad_settings_fail_before_anything_runs(tmp_path, extra, message):
-    proc, out = playbook(tmp_path, *extra)
-    assert proc.returncode == 2, out
-    assert message in out
-    assert not list((tmp_path / "remote").iterdir())
-
-
-def test_bad_report_gives_a_clear_error(tmp_path):
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"schema_version": 1, "figures": {}}))
-    proc, out = playbook(tmp_path, "-e", "rocm_validate_report_src=%s" % bad)
-    assert proc.returncode == 2, out
-    assert "the validation report has no device.name" in out
+def test_bad_report_gives_a_clear_error(evaluations):
+    assert "the validation report has no device.name" in failure(evaluations["hosts"]["bad-report"])
 
 
 @pytest.fixture(name="torch_python")
@@ -131,12 +205,33 @@ def fixture_torch_python():
     return sys.executable
 
 
-def test_tiny_cpu_run_end_to_end_and_idempotent(tmp_path, torch_python):
-    extra = ["-e", "rocm_validate_python=%s" % torch_python, "-e", '{"rocm_validate_tiny": true}']
-    proc, out = playbook(tmp_path, *extra, check=True)
-    assert proc.returncode == 0, out
-    assert "Check mode runs no benchmark" in out
+@pytest.fixture(scope="module")
+def check_mode(tmp_path_factory):
+    """One run in check mode over two fresh hosts: one given a report (evaluated even so), and one set for the tiny
+    CPU run, which test_tiny_cpu_run_end_to_end_and_idempotent alone goes on to run for real from where it stands."""
+    tmp_path = tmp_path_factory.mktemp("check-mode")
+    hosts = {"given": {"rocm_validate_report_src": str(RX6900XT)},
+             "tiny": {"rocm_validate_python": sys.executable, "rocm_validate_tiny": True}}
+    proc, out, found = hosts_playbook(tmp_path, hosts, check=True)
+    # the given report fails its host (rc 2); any other status is an error of the run itself
+    assert proc.returncode == 2, out
+    return {"path": tmp_path, "hosts": found}
+
+
+def test_check_mode_still_evaluates_a_given_report(check_mode):
+    assert "resnet50_images_per_s = 290.4 is under its threshold 312" in failure(check_mode["hosts"]["given"])
+
+
+def test_tiny_cpu_run_end_to_end_and_idempotent(check_mode, torch_python):
+    # Check mode first, on the fresh host (the check_mode run, settings as its host variables): no benchmark runs, no
+    # report is fetched or evaluated.
+    host = check_mode["hosts"]["tiny"]
+    assert host["recap"]["failed"] == 0 and host["recap"]["unreachable"] == 0, host
+    assert host["tasks"]["rocm_validate : Skip the benchmarks in check mode"]["msg"].startswith(
+        "Check mode runs no benchmark")
+    tmp_path = check_mode["path"] / "tiny"
     assert not (tmp_path / "reports").exists()
+    extra = ["-e", "rocm_validate_python=%s" % torch_python, "-e", '{"rocm_validate_tiny": true}']
 
     # Traps another user of the host could set in the shared folder before the run (as in /var/tmp): a folder of
     # the name older releases used, holding a script of theirs, and report files linked to a file of root's.
@@ -276,8 +371,19 @@ def test_the_venv_is_installed_from_the_wheel_index(tmp_path):
     version = subprocess.run([str(venv / "bin" / "python"), "-c", "import gpulab_fixture_torch as m; print(m.VERSION)"],
                              capture_output=True, text=True, check=True).stdout.strip()
     assert version == "1.0"
-    proc, out = playbook(tmp_path, *extra)
-    assert proc.returncode == 0 and recap(out)["changed"] == 0, out
-    # A package the index does not hold fails with pip's own words, naming it.
-    proc, out = playbook(tmp_path, *extra[:-2], "-e", '{"rocm_validate_pytorch_packages": ["gpulab-fixture-torch==2.0"]}')
-    assert proc.returncode == 2 and "gpulab-fixture-torch==2.0" in out, out
+    # Then one run over two hosts on that venv: the same package again changes nothing, and a package the index does
+    # not hold fails with pip's own words, naming it. Side by side on one venv, neither pip writes to it: one finds
+    # the package there, the other finds no 2.0 in the index before it would install anything.
+    proc, out, hosts = hosts_playbook(tmp_path, {
+        "again": {"rocm_validate_pytorch_packages": ["gpulab-fixture-torch==1.0"]},
+        "missing": {"rocm_validate_pytorch_packages": ["gpulab-fixture-torch==2.0"]}}, *extra[:-2])
+    assert proc.returncode == 2, out
+    again = hosts["again"]["recap"]
+    assert again["failed"] == again["unreachable"] == again["changed"] == 0, out
+    failure(hosts["missing"])
+    pip = hosts["missing"]["tasks"]["rocm_validate : Install the PyTorch ROCm wheels into the venv"]["msg"]
+    assert ":stderr:" in pip and "gpulab-fixture-torch==2.0" in pip.split(":stderr:", 1)[1], pip
+    # and the venv holds what the first run installed
+    version = subprocess.run([str(venv / "bin" / "python"), "-c", "import gpulab_fixture_torch as m; print(m.VERSION)"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert version == "1.0"

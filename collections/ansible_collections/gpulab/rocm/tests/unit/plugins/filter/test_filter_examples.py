@@ -57,7 +57,8 @@ def inputs():
 
 def run(tmp_path):
     plays = []
-    for names, variables in inputs().items():
+    kept = {}
+    for index, (names, variables) in enumerate(inputs().items()):
         # A set_fact per example: a later example reads what an earlier one set.
         tasks = []
         if "__facts" in variables:
@@ -67,11 +68,17 @@ def run(tmp_path):
             for key, template in example(name).items():
                 tasks.append({"name": name, "ansible.builtin.set_fact": {key: template}})
         keys = [key for name in names for key in example(name)]
-        tasks.append({"name": "Keep the results for the test", "ansible.builtin.copy": {
-            "dest": str(tmp_path / ("%s.json" % "+".join(names))), "mode": "0600",
-            "content": "{{ %s | to_json }}" % ("{" + ", ".join("'%s': %s" % (key, key) for key in keys) + "}")}})
+        # The play's results under a name of its own (plays set the same keys: failures), written by the last play.
+        kept["+".join(names)] = "__example_results_%d" % index
+        tasks.append({"name": "Keep the results for the test", "ansible.builtin.set_fact": {
+            kept["+".join(names)]: "{{ %s }}" % ("{" + ", ".join("'%s': %s" % (key, key) for key in keys) + "}")}})
         plays.append({"name": "+".join(names), "hosts": "localhost", "gather_facts": False, "vars": variables,
                       "tasks": tasks})
+    # One file for all the plays' results: a copy per play cost half a second each.
+    plays.append({"name": "Write the results for the test", "hosts": "localhost", "gather_facts": False, "tasks": [
+        {"name": "Write the results", "ansible.builtin.copy": {
+            "dest": str(tmp_path / "results.json"), "mode": "0600",
+            "content": "{{ %s | to_json }}" % ("{" + ", ".join("'%s': %s" % item for item in kept.items()) + "}")}}]})
     playbook = tmp_path / "examples.yml"
     playbook.write_text(yaml.safe_dump(plays))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / "collections"), ANSIBLE_NOCOLOR="1",
@@ -80,7 +87,9 @@ def run(tmp_path):
                            "ansible_python_interpreter=%s" % sys.executable], capture_output=True, text=True,
                           env=env, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return dict((path.stem, json.loads(path.read_text())) for path in tmp_path.glob("*.json"))
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert sorted(results) == sorted(kept), results
+    return results
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 whole process group is stopped at its time limit, a process a tool left holding its output cannot hang the run, and
 node files are read to a byte cap. Real processes and real files, no mocks."""
 
+import concurrent.futures
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ from ansible_collections.gpulab.rocm.plugins.module_utils.node import health, he
 from ansible_collections.gpulab.rocm.plugins.module_utils.parsers import _facts_common as common, gpu_tools
 
 TIMEOUT = shutil.which("timeout")
+SETSID = shutil.which("setsid")
 ENDLESS = [sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('x' * 65536)"]
 EIGHT_MB = [sys.executable, "-c", "import sys; sys.stdout.write('y' * (8 << 20)); sys.stderr.write('done')"]
 # Slack for a loaded test machine on top of the bounds being tested (never near the 30 s the held pipe would take).
@@ -126,52 +128,115 @@ def test_the_health_check_fails_closed_on_an_amd_smi_that_prints_without_end(tmp
 
 # --- a process the tool started cannot hold the run -------------------------------------------------------------
 
-def test_a_child_holding_stdout_is_killed_at_the_timeout(tmp_path):
+# The tests of a held output wait out real bounds (timeouts of 1 and 2 s, process_run's LINGER and KILL_AFTER's
+# grace: 5 s each, what they prove): their six runs start side by side in threads when the first of those tests needs
+# one, each timed and checked on its own, and each test asserts on its own runs. Each tool leads a process group of
+# its own and the pipes are not inherited (close_fds), so no run reaches or holds another.
+
+def run_held_at_a_timeout(tmp_path):
     argv, pidfile = holder(tmp_path)
     started = time.monotonic()
     result = common.process_run(argv, timeout=2)
-    took = time.monotonic() - started
-    assert 2 <= took < 2 + common.KILL_AFTER + common.DRAIN + SLACK
-    assert tuple(result) == (124, "hi\n", "%s did not finish within 2 s and was stopped\n" % " ".join(argv[:3]))
-    assert result.stopped == "timeout"
-    assert gone(int(pidfile.read_text()))
+    return argv, result, time.monotonic() - started, gone(int(pidfile.read_text()))
 
 
-def test_a_child_holding_stdout_is_killed_once_the_tool_exited_without_a_timeout(tmp_path):
-    # No time limit given (slurm_maintenance's calls): the run waits LINGER seconds after the tool exited, not 30.
+def run_held_without_a_timeout(tmp_path):
     argv, pidfile = holder(tmp_path)
     started = time.monotonic()
     result = common.process_run(argv)
-    assert time.monotonic() - started < common.LINGER + common.DRAIN + SLACK
-    assert (result[0], result[1], result.stopped) == (0, "hi\n", "held_open")
-    assert "kept its output open 5 s later and was killed with its process group" in result[2]
-    assert gone(int(pidfile.read_text()))
+    return result, time.monotonic() - started, gone(int(pidfile.read_text()))
 
 
-@pytest.mark.skipif(TIMEOUT is None, reason="coreutils timeout is not installed")
-def test_under_coreutils_timeout_the_held_pipe_is_named_and_killed(tmp_path):
-    # coreutils' timeout exits when the tool exits, and did not kill the sleep: the old reader waited 30 s for EOF.
+def run_held_under_coreutils_timeout(tmp_path):
     argv, pidfile = holder(tmp_path)
     run = common.timed_run(common.process_run, TIMEOUT, seconds=60)
     started = time.monotonic()
     with pytest.raises(common.ToolHeldOpen) as held:
         run(argv)
-    assert time.monotonic() - started < common.LINGER + common.DRAIN + SLACK
-    assert str(held.value).startswith("sh -c sleep 30 & echo $! > ")
-    assert gone(int(pidfile.read_text()))
-    tools = gpu_tools.read_all(lambda argv_: run(argv),
-                               lambda name: "/bin/sh" if name == "rocminfo" else None)
-    assert tools["rocminfo"]["error_kind"] == "timeout"
-    assert "kept its output open" in tools["rocminfo"]["error"]
+    return held.value, time.monotonic() - started, gone(int(pidfile.read_text()))
 
 
-def test_the_health_tool_runner_kills_a_child_holding_stdout(tmp_path):
+def read_all_held_under_coreutils_timeout(tmp_path):
+    argv, pidfile = holder(tmp_path)
+    run = common.timed_run(common.process_run, TIMEOUT, seconds=60)
+    tools = gpu_tools.read_all(lambda argv_: run(argv), lambda name: "/bin/sh" if name == "rocminfo" else None)
+    return tools, gone(int(pidfile.read_text()))
+
+
+def run_held_by_the_health_tool_runner(tmp_path):
     argv, pidfile = holder(tmp_path)
     started = time.monotonic()
     with pytest.raises(health_run.Timeout):
         health_run.run_tool(argv, 2)
-    assert time.monotonic() - started < 2 + common.KILL_AFTER + common.DRAIN + SLACK
-    assert gone(int(pidfile.read_text()))
+    return time.monotonic() - started, gone(int(pidfile.read_text()))
+
+
+def run_left_the_group(tmp_path):
+    # setsid: out of the tool's process group, so out of reach of its kill
+    argv, pidfile = holder(tmp_path, extra="%s " % SETSID)
+    started = time.monotonic()
+    try:
+        result = common.process_run(argv, timeout=1)
+        return result, time.monotonic() - started
+    finally:
+        for _attempt in range(40):  # the escaped sleep is this run's to end
+            if pidfile.exists() and pidfile.read_text().strip():
+                break
+            time.sleep(0.05)
+        try:
+            os.kill(int(pidfile.read_text()), 9)
+        except (OSError, ValueError):
+            pass
+
+
+@pytest.fixture(scope="module")
+def held_runs(tmp_path_factory):
+    """{name: a Future of the run's outcome} of the runs above (a run's failure is raised by its result())."""
+    jobs = {"at_a_timeout": run_held_at_a_timeout, "without_a_timeout": run_held_without_a_timeout,
+            "by_the_health_tool_runner": run_held_by_the_health_tool_runner}
+    if TIMEOUT is not None:
+        jobs.update(under_coreutils_timeout=run_held_under_coreutils_timeout,
+                    read_all_under_coreutils_timeout=read_all_held_under_coreutils_timeout)
+    if SETSID is not None:
+        jobs["left_the_group"] = run_left_the_group
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        yield dict((name, pool.submit(job, tmp_path_factory.mktemp(name))) for name, job in jobs.items())
+
+
+def test_a_child_holding_stdout_is_killed_at_the_timeout(held_runs):
+    argv, result, took, killed = held_runs["at_a_timeout"].result()
+    assert 2 <= took < 2 + common.KILL_AFTER + common.DRAIN + SLACK
+    assert tuple(result) == (124, "hi\n", "%s did not finish within 2 s and was stopped\n" % " ".join(argv[:3]))
+    assert result.stopped == "timeout"
+    assert killed
+
+
+def test_a_child_holding_stdout_is_killed_once_the_tool_exited_without_a_timeout(held_runs):
+    # No time limit given (slurm_maintenance's calls): the run waits LINGER seconds after the tool exited, not 30.
+    result, took, killed = held_runs["without_a_timeout"].result()
+    assert took < common.LINGER + common.DRAIN + SLACK
+    assert (result[0], result[1], result.stopped) == (0, "hi\n", "held_open")
+    assert "kept its output open 5 s later and was killed with its process group" in result[2]
+    assert killed
+
+
+@pytest.mark.skipif(TIMEOUT is None, reason="coreutils timeout is not installed")
+def test_under_coreutils_timeout_the_held_pipe_is_named_and_killed(held_runs):
+    # coreutils' timeout exits when the tool exits, and did not kill the sleep: the old reader waited 30 s for EOF.
+    held, took, killed = held_runs["under_coreutils_timeout"].result()
+    assert took < common.LINGER + common.DRAIN + SLACK
+    assert str(held).startswith("sh -c sleep 30 & echo $! > ")
+    assert killed
+    tools, killed = held_runs["read_all_under_coreutils_timeout"].result()
+    assert tools["rocminfo"]["error_kind"] == "timeout"
+    assert "kept its output open" in tools["rocminfo"]["error"]
+    assert killed
+
+
+def test_the_health_tool_runner_kills_a_child_holding_stdout(held_runs):
+    took, killed = held_runs["by_the_health_tool_runner"].result()
+    assert took < 2 + common.KILL_AFTER + common.DRAIN + SLACK
+    assert killed
 
 
 def test_a_tool_ignoring_sigterm_gets_sigkill_after_the_grace(tmp_path):
@@ -185,27 +250,14 @@ def test_a_tool_ignoring_sigterm_gets_sigkill_after_the_grace(tmp_path):
     assert gone(int(pidfile.read_text()))
 
 
-def test_a_child_that_left_the_group_cannot_hold_the_run(tmp_path):
-    # setsid: out of the tool's process group, so out of reach of its kill; the run closes the pipe after the drain
+def test_a_child_that_left_the_group_cannot_hold_the_run(held_runs):
+    # The escaped sleep holds the pipe out of reach of the group's kill: the run closes the pipe after the drain
     # instead of waiting for an EOF that would come 30 s later.
-    setsid = shutil.which("setsid")
-    if setsid is None:
+    if SETSID is None:
         pytest.skip("util-linux setsid is not installed")
-    argv, pidfile = holder(tmp_path, extra="%s " % setsid)
-    started = time.monotonic()
-    try:
-        result = common.process_run(argv, timeout=1)
-        assert time.monotonic() - started < 1 + common.KILL_AFTER + common.DRAIN + SLACK
-        assert (result[0], result[1], result.stopped) == (124, "hi\n", "timeout")
-    finally:
-        for _attempt in range(40):  # the escaped sleep is this test's to end
-            if pidfile.exists() and pidfile.read_text().strip():
-                break
-            time.sleep(0.05)
-        try:
-            os.kill(int(pidfile.read_text()), 9)
-        except (OSError, ValueError):
-            pass
+    result, took = held_runs["left_the_group"].result()
+    assert took < 1 + common.KILL_AFTER + common.DRAIN + SLACK
+    assert (result[0], result[1], result.stopped) == (124, "hi\n", "timeout")
 
 
 def test_a_tool_that_ends_normally_is_read_as_before(tmp_path):
