@@ -401,6 +401,15 @@ def upgrade(timeout, check=False, bound=60):
         "rocm_upgrade_serial": 2, "rocm_preflight_gpus_required": False})
 
 
+def job_until(node_name, text, gres=""):
+    """sbatch a job on node_name that runs until `scontrol show node` shows text (at most 60 s), then 3 s more and ends
+    by itself: it is running when the drain comes, however long the play's plan pass takes, and the watchers (0.5 s
+    apart) see it running under the drain. Returns the sbatch arguments."""
+    return ("sbatch --parsable -w %s %s --output=/var/tmp/gpulab-job-%%j.out --wrap 'for i in $(seq 120); do "
+            "scontrol show node %s | grep -q \"%s\" && break; sleep 0.5; done; sleep 3; echo finished'"
+            % (node_name, gres, node_name, text))
+
+
 def job_field(host, job, field):
     shown = host.check_output("scontrol show job -o %s" % job)
     return re.search(r"\b%s=(\S*)" % field, shown).group(1)
@@ -435,8 +444,7 @@ def test_check_mode_shows_the_drain_and_changes_nothing(host):
 
 
 def test_an_upgrade_waits_for_the_running_job_and_resumes_the_node(host):
-    job = host.check_output("sbatch --parsable -w %s --output=/var/tmp/gpulab-maint-%%j.out "
-                            "--wrap 'sleep 25; echo finished'" % N2).strip().split(";")[0]
+    job = host.check_output(job_until(N2, "DRAIN")).strip().split(";")[0]
     assert wait_until(lambda: job_field(host, job, "JobState") == "RUNNING", 20), job_field(host, job, "JobState")
     run, seen = watching(host, job, lambda: upgrade(25))
     assert run.rc == 0, run
@@ -446,7 +454,7 @@ def test_an_upgrade_waits_for_the_running_job_and_resumes_the_node(host):
     assert N2 not in drained(host) and N1 not in drained(host), drained(host)
     # the job ended by itself, normally, before the change was applied
     assert (job_field(host, job, "JobState"), job_field(host, job, "ExitCode")) == ("COMPLETED", "0:0")
-    assert node(N2).file("/var/tmp/gpulab-maint-%s.out" % job).content_string == "finished\n"
+    assert node(N2).file("/var/tmp/gpulab-job-%s.out" % job).content_string == "finished\n"
     ended = int(host.check_output("date -d %s +%%s" % job_field(host, job, "EndTime")))
     assert '"rocminfo_timeout": 25' in node(N2).file(UPGRADE).content_string.replace("\n", " ")
     assert node(N2).file(UPGRADE).mtime.timestamp() >= ended, (node(N2).file(UPGRADE).mtime, ended)
@@ -515,7 +523,7 @@ def test_an_admins_drain_during_the_job_wait_is_neither_rebooted_nor_resumed(hos
     # n2 was resumed by the test before: Slurm may take a few seconds to offer it again
     assert wait_until(lambda: host.check_output("sinfo -h -n %s -o %%T" % N2).strip() == "idle", 60), \
         host.check_output("sinfo -h -n %s -o '%%T %%E'" % N2)
-    job = host.check_output("sbatch --parsable -w %s --wrap 'sleep 20'" % N2).strip().split(";")[0]
+    job = host.check_output(job_until(N2, "admin: fan swap")).strip().split(";")[0]
     assert wait_until(lambda: job_field(host, job, "JobState") == "RUNNING", 60), \
         host.check_output("scontrol show job %s" % job)
     result = {}
@@ -602,12 +610,7 @@ def test_a_partition_change_waits_for_the_job_stops_the_holder_and_slurm_gets_th
     assert run.rc == 0, run
     seen = wait_for(host, {N1: ("gpu:mi300x:8", "idle"), N2: ("gpu:rx6900xt:1", "idle")})
     assert seen[N1] == ("gpu:mi300x:8", "idle"), seen
-    # The job runs until it sees its node drained (at most 60 s), then ends by itself a second later: it is running
-    # when the drain comes, however long the plan pass takes, and the run waits for it.
-    job = host.check_output(
-        "sbatch --parsable -w %s --gres=gpu:mi300x:8 --output=/var/tmp/gpulab-part-%%j.out --wrap 'for i in $(seq 120); "
-        "do scontrol show node %s | grep -q DRAIN && break; sleep 0.5; done; sleep 1; echo finished'" % (N1, N1)
-    ).strip().split(";")[0]
+    job = host.check_output(job_until(N1, "DRAIN", "--gres=gpu:mi300x:8")).strip().split(";")[0]
     assert wait_until(lambda: job_field(host, job, "JobState") == "RUNNING", 20), job_field(host, job, "JobState")
     run, seen = watching(host, job, change_profile)
     assert run.rc == 0, run
@@ -617,7 +620,7 @@ def test_a_partition_change_waits_for_the_job_stops_the_holder_and_slurm_gets_th
     assert (job_field(host, job, "JobState"), job_field(host, job, "ExitCode")) == ("COMPLETED", "0:0")
     ended = int(host.check_output("date -d %s +%%s" % job_field(host, job, "EndTime")))
     n1 = node(N1)
-    assert n1.file("/var/tmp/gpulab-part-%s.out" % job).content_string == "finished\n"
+    assert n1.file("/var/tmp/gpulab-job-%s.out" % job).content_string == "finished\n"
     holder = [line.split() for line in n1.file("/var/log/gpulab-fixture-exporter.log").content_string.splitlines()]
     assert [event for _when, event in holder] == ["start", "stop", "start"], holder
     assert float(holder[1][0]) >= ended, (holder, ended)
