@@ -161,6 +161,11 @@ refused:
   returned: when it applies (see the description)
   type: list
   elements: str
+after_failure:
+  description:
+  - 'Phase partition: What a failed step leaves and what the next run does, in words (the role''s failure message).'
+  returned: for the phase partition
+  type: raw
 allow_held:
   description:
   - 'Phase sdk: Whether apt may change held packages (rocm_sdk_hold owns the holds).'

@@ -36,6 +36,7 @@ PHASE = {
         'reload': 'The driver reload the memory partition change needs, one command line per step, in order.',
         'compute': 'The compute partition to set (C(amd-smi set --compute-partition)), or null for none.',
         'order': 'The steps in order, V(memory) and V(compute): memory first where the pair between is supported.',
+        'after_failure': 'What a failed step leaves and what the next run does, in words (the role\'s failure message).',
         'amd_smi': 'The amd-smi that sets the partitions: where the probe found it, else V(amd-smi) on the PATH.',
         'slurm_node': ('The Slurm node a maintenance run drained for the change (its drain reason then names a step '
                        'that failed), or null.'),
@@ -110,7 +111,8 @@ def plan(node, wanted, stack, host=None, previous=None):
     result.update(wanted={'compute': compute, 'memory': memory},
                   current=[dict((key, gpu[key]) for key in ('bdf', 'model', 'compute', 'memory')) for gpu in gpus],
                   gpus_before=now, gpus_after=now, stop=[], memory=None, reload=[], compute=None, order=[], skip=None,
-                  slurm_node=None, amd_smi=((node.get('tools') or {}).get('amd_smi') or {}).get('source') or 'amd-smi',
+                  slurm_node=None, after_failure='The next run plans the change again from the GPUs as they are and '
+                  'finishes it.', amd_smi=((node.get('tools') or {}).get('amd_smi') or {}).get('source') or 'amd-smi',
                   holders=list(((node.get('gpu_holders') or {}).get('processes')) or []))
     if not compute and not memory:
         result['skip'] = 'rocm_partition_compute and rocm_partition_memory are empty'
@@ -151,6 +153,9 @@ def plan(node, wanted, stack, host=None, previous=None):
                         'there; docs/hardware.md)')
     if slurmd_runs(node):
         result['slurm_node'] = slurm_node_name(node.get('slurm') or {})
+        result['after_failure'] = ('Slurm node %s stays drained with a reason that names the step; the next run of '
+                                   'playbooks/upgrade.yml plans the change again from the GPUs as they are and finishes '
+                                   'it.' % result['slurm_node'])
     if result['holders'] and wanted.get('stopped') in (True, 'True', 'true'):
         stopped = holders_present(node)
         held = '; '.join('%s (pid %s, uid %s) holds %s'
