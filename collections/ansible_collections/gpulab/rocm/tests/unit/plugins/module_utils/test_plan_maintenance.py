@@ -324,8 +324,8 @@ def test_a_node_with_a_partition_profile_is_resumed_only_after_slurm_has_its_gpu
     # The partition phase changes the GPUs (8 -> 64): drained and waited for as any change, but the resume waits for
     # upgrade.yml's Slurm play (gres.conf and Gres= must follow first).
     changing = {'order': ['partition', 'health'], 'changes': {'partition': ['amd-smi set'], 'health': []}}
-    probe = dict(node(MIXED, changes=changing), plans={'partition': {'plan': {'wanted': {'compute': 'CPX',
-                                                                                           'memory': 'NPS4'}}}})
+    profile = {'compute': 'CPX', 'memory': 'NPS4'}
+    probe = dict(node(MIXED, changes=changing), plans={'partition': {'plan': {'wanted': profile}}})
     result = plan(probe)
     assert (result['drain'], result['wait'], result['resume'], result['gres_first']) == (True, True, False, True)
     assert "upgrade.yml's Slurm play gives Slurm its GPUs first" in result['why'] and pm.has_work(result, WANTED)
