@@ -3,6 +3,9 @@ the sysctl and limits drop-ins written, the kernel argument planned and reported
 kernel: never applied here), verify's notice of the pending reboot; rocm_tuning_profile none removes the role's
 files and the profile writes them back (uninstall.yml removes them: test_upgrade_then_uninstall.py)."""
 
+import json
+import os
+
 from gpulab_test_helpers import gpulab_runs as runs
 
 NODE = "molecule-rocm-bookworm"
@@ -27,6 +30,17 @@ def test_the_drop_ins_are_written_and_the_kernel_argument_only_planned(host):
     assert run.rc == 0 and run.changed(NODE) == 0, run
     assert "iommu=pt is planned but not applied: the host is a container" in said(run), run
     assert "tuning: kernel command line: wanted iommu=pt, the running node has none" in said(run), run
+
+
+def test_the_fleet_report_of_the_converge_has_the_tuning_column(host):
+    # The report the converge wrote (site.yml plans the tuning in the same run): each setting's state, and what is
+    # not in effect, the kernel argument a container never boots.
+    path = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "fleet-report", "fleet-report.json")
+    with open(path, encoding="utf-8") as handle:
+        tuning = {item["name"]: item for item in json.load(handle)["hosts"]}[NODE]["tuning"]
+    assert "kernel command line: not settable here" in tuning["line"], tuning
+    assert ("kernel command line: wanted iommu=pt, the running node has none: planned, not applied: the host is a "
+            "container") in " ".join(tuning["findings"]), tuning
 
 
 def test_profile_none_removes_the_role_s_files_and_the_profile_writes_them_back(host):
