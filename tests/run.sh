@@ -83,7 +83,7 @@ static_checks() {
 # --- the Molecule scenarios ------------------------------------------------------------------------------------------
 # Longest first (measured: docs/testing.md), so the last one to start is a short one; any scenario not listed runs
 # after these. Each has its own containers, fleet report and (faults) private mirror server, so they run side by side.
-ORDER="slurm faults lifecycle hardware default containers awx-runner distro security release"
+ORDER="lifecycle faults slurm distro default containers hardware awx-runner security release"
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
   for name in $ORDER; do
