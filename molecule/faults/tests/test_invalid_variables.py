@@ -79,12 +79,17 @@ CASES = [
      [GATE, "rocm_health_kernel_log_source must be auto, journal, kmsg, none or an absolute path, got 'kern.log'",
       "rocm_partition_compute/rocm_partition_memory are set, but the node has no AMD GPU on the PCI bus",
       "rocm_tuning_kernel_args_extra holds 'iommu=pt;reboot', not kernel arguments of the form name or name=value"]),
-    # Three roles' bad inputs, among them the issue's first example (a shell expansion in rocm_env_rocm_path).
-    ("three roles at once",
+    # Three roles' bad inputs, among them the issue's first example (a shell expansion in rocm_env_rocm_path), and a
+    # folder where rocm_tuning's own sysctl drop-in would be: without a profile (the default) the role removes its
+    # files, and root does not remove a folder it did not write.
+    ("four roles at once",
      {"rocm_env_rocm_path": "/opt/rocm$(id)", "rocm_access_groups": ["gpu users"],
-      "rocm_sdk_extra_packages": ["-oops"]}, None, None,
-     ["3 problems", "(1) sdk: rocm_sdk_extra_packages", "(2) access: rocm_access_groups",
-      "(3) env: rocm_env_rocm_path must be an absolute path", GATE]),
+      "rocm_sdk_extra_packages": ["-oops"]}, None,
+     ("mkdir /etc/sysctl.d/60-gpulab-rocm-tuning.conf", "rmdir /etc/sysctl.d/60-gpulab-rocm-tuning.conf"),
+     ["4 problems", "(1) sdk: rocm_sdk_extra_packages", "(2) access: rocm_access_groups",
+      "(3) env: rocm_env_rocm_path must be an absolute path",
+      "(4) tuning: /etc/sysctl.d/60-gpulab-rocm-tuning.conf is a directory, not the file the role wrote",
+      GATE]),
 ]
 
 

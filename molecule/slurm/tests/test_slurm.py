@@ -610,6 +610,18 @@ def test_a_partition_change_waits_for_the_job_stops_the_holder_and_slurm_gets_th
     assert run.rc == 0, run
     seen = wait_for(host, {N1: ("gpu:mi300x:8", "idle"), N2: ("gpu:rx6900xt:1", "idle")})
     assert seen[N1] == ("gpu:mi300x:8", "idle"), seen
+    # Without the controller in the run's --limit, upgrade.yml could not give Slurm the new GPUs: refused at the gate,
+    # n1 neither drained nor changed (its files but the daemons' own logs, spools and the health check's last result).
+    n1 = node(N1)
+    before = runs.snapshot(n1)
+    refused = runs.playbook("playbooks/upgrade.yml", N1, tags="partition", extra_vars=CPX_NPS4)
+    assert refused.rc != 0 and refused.changed(N1) == 0, refused
+    assert "the run's --limit leaves the controller out" in said(refused), refused
+    assert "found by planning every phase before any change, so nothing was changed" in said(refused), refused
+    moving = ("/var/log/", "/var/spool/", "/var/lib/gpulab/health/", "/run/", "/tmp/", "/var/tmp/")
+    assert [line for line in runs.differences(before, runs.snapshot(n1))
+            if not any(part in line for part in moving)] == []
+    assert N1 not in drained(host), drained(host)
     job = host.check_output(job_until(N1, "DRAIN", "--gres=gpu:mi300x:8")).strip().split(";")[0]
     assert wait_until(lambda: job_field(host, job, "JobState") == "RUNNING", 20), job_field(host, job, "JobState")
     run, seen = watching(host, job, change_profile)
@@ -619,7 +631,6 @@ def test_a_partition_change_waits_for_the_job_stops_the_holder_and_slurm_gets_th
                for reasons, state in seen), seen
     assert (job_field(host, job, "JobState"), job_field(host, job, "ExitCode")) == ("COMPLETED", "0:0")
     ended = int(host.check_output("date -d %s +%%s" % job_field(host, job, "EndTime")))
-    n1 = node(N1)
     assert n1.file("/var/tmp/gpulab-job-%s.out" % job).content_string == "finished\n"
     holder = [line.split() for line in n1.file("/var/log/gpulab-fixture-exporter.log").content_string.splitlines()]
     assert [event for _when, event in holder] == ["start", "stop", "start"], holder
